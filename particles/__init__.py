@@ -1,0 +1,1 @@
+"""particles package."""

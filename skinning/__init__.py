@@ -1,0 +1,1 @@
+"""skinning package."""
