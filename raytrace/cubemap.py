@@ -1,0 +1,81 @@
+"""Cube maps: six sRGB PNG faces in one folder, looked up by direction.
+
+Faces follow the course's layout and names (``left right up down front back``); ``+z``
+is ``front``, ``+y`` is ``up``, ``+x`` is ``right``. Texels are decoded from sRGB to
+linear radiance on load; lookups are bilinear, clamped at face edges.
+"""
+import pathlib
+
+import imageio.v3 as iio
+import numpy as np
+from numba import njit
+
+from .errors import SceneError
+from .image import srgb_to_linear
+
+FACES = ("left", "right", "up", "down", "front", "back")
+LEFT, RIGHT, UP, DOWN, FRONT, BACK = range(6)
+
+
+def load_cube_map(folder, where="background.cube_map"):
+    """-> (6, S, S, 3) float32 linear, face order as in FACES."""
+    folder = pathlib.Path(folder)
+    if not folder.is_dir():
+        raise SceneError(where, f"cube map folder not found: {folder}")
+    faces = []
+    for name in FACES:
+        p = folder / f"{name}.png"
+        if not p.is_file():
+            raise SceneError(where, f"cube map face missing: {p}")
+        try:
+            img = iio.imread(p)
+        except Exception as exc:
+            raise SceneError(where, f"cannot read {p}: {exc}") from None
+        if img.ndim == 2:
+            img = np.repeat(img[..., None], 3, axis=2)
+        img = img[..., :3]
+        scale = 65535.0 if img.dtype == np.uint16 else 255.0
+        faces.append(srgb_to_linear(img.astype(np.float32) / scale))
+    shapes = {f.shape for f in faces}
+    if len(shapes) != 1:
+        raise SceneError(where, f"cube map faces differ in size: {sorted(shapes)}")
+    return np.ascontiguousarray(np.stack(faces).astype(np.float32))
+
+
+@njit(cache=True)
+def _texel(faces, face, x, y):
+    """Bilinear lookup; x, y in [0, 1] with y = 1 at the top row of the image."""
+    h, w = faces.shape[1], faces.shape[2]
+    fx = x * w
+    fy = (1.0 - y) * h
+    ix = int(np.floor(fx))
+    iy = int(np.floor(fy))
+    a = fx - ix
+    b = fy - iy
+    r = np.zeros(3)
+    for dy in range(2):
+        yy = min(max(iy + dy, 0), h - 1)
+        wy = b if dy == 1 else 1.0 - b
+        for dx in range(2):
+            xx = min(max(ix + dx, 0), w - 1)
+            wgt = wy * (a if dx == 1 else 1.0 - a)
+            for c in range(3):
+                r[c] += wgt * faces[face, yy, xx, c]
+    return r
+
+
+@njit(cache=True)
+def cube_lookup(faces, dx, dy, dz):
+    """Radiance (3,) seen in direction (dx, dy, dz) (need not be unit)."""
+    ax, ay, az = abs(dx), abs(dy), abs(dz)
+    if ax >= ay and ax >= az:
+        if dx > 0:
+            return _texel(faces, RIGHT, (dz / dx + 1) * 0.5, (dy / dx + 1) * 0.5)
+        return _texel(faces, LEFT, (dz / dx + 1) * 0.5, 1 - (dy / dx + 1) * 0.5)
+    if ay >= ax and ay >= az:
+        if dy > 0:
+            return _texel(faces, UP, (dx / dy + 1) * 0.5, (dz / dy + 1) * 0.5)
+        return _texel(faces, DOWN, 1 - (dx / dy + 1) * 0.5, 1 - (dz / dy + 1) * 0.5)
+    if dz > 0:
+        return _texel(faces, FRONT, 1 - (dx / dz + 1) * 0.5, (dy / dz + 1) * 0.5)
+    return _texel(faces, BACK, (dx / dz + 1) * 0.5, 1 - (dy / dz + 1) * 0.5)

@@ -1,0 +1,111 @@
+"""Film output: colour encodings and atomic image writers.
+
+Render results are (H, W, 3) float32 **linear** radiance, row 0 at the top.
+- ``.png``: 8-bit. ``encoding="srgb"`` (default) applies the sRGB transfer curve after
+  clamping to [0, 1]; ``encoding="linear"`` writes the clamped values as they are (the
+  course's raw clamp).
+- ``.pfm``: 32-bit float, linear, unclamped (HDR). Portable Float Map, little-endian,
+  bottom row first as the format requires.
+Every file is written to a temporary name in the target folder and then renamed, so a
+failed or interrupted write never leaves a partial file.
+"""
+import io
+import os
+import pathlib
+import tempfile
+
+import imageio.v3 as iio
+import numpy as np
+
+ENCODINGS = ("srgb", "linear")
+FORMATS = (".png", ".pfm")
+
+
+def linear_to_srgb(x):
+    """sRGB transfer function (IEC 61966-2-1) on values clamped to [0, 1]."""
+    x = np.clip(x, 0.0, 1.0)
+    return np.where(x <= 0.0031308, 12.92 * x, 1.055 * np.power(x, 1 / 2.4) - 0.055)
+
+
+def srgb_to_linear(x):
+    """Inverse of :func:`linear_to_srgb` for values in [0, 1]."""
+    x = np.asarray(x)
+    return np.where(x <= 0.04045, x / 12.92, np.power((x + 0.055) / 1.055, 2.4))
+
+
+def to_8bit(image, encoding="srgb"):
+    """(H, W, 3) float linear -> (H, W, 3) uint8 with the chosen encoding."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
+    x = np.nan_to_num(np.asarray(image, np.float64), nan=0.0, posinf=1.0, neginf=0.0)
+    x = linear_to_srgb(x) if encoding == "srgb" else np.clip(x, 0.0, 1.0)
+    return (x * 255.0 + 0.5).astype(np.uint8)
+
+
+def pfm_bytes(image):
+    """Encode (H, W, 3) or (H, W) float as PFM bytes."""
+    img = np.asarray(image, np.float32)
+    color = img.ndim == 3
+    h, w = img.shape[:2]
+    header = f"{'PF' if color else 'Pf'}\n{w} {h}\n-1.0\n".encode("ascii")
+    return header + np.ascontiguousarray(img[::-1]).astype("<f4").tobytes()
+
+
+def read_pfm(path):
+    """Read a PFM file written by :func:`pfm_bytes` (or any PFM) -> float32 array, row 0 on top."""
+    data = pathlib.Path(path).read_bytes()
+    parts = data.split(b"\n", 3)
+    kind, dims, scale, body = parts[0].strip(), parts[1].split(), float(parts[2]), parts[3]
+    w, h = int(dims[0]), int(dims[1])
+    ch = 3 if kind == b"PF" else 1
+    arr = np.frombuffer(body, dtype="<f4" if scale < 0 else ">f4", count=w * h * ch)
+    arr = arr.reshape((h, w, ch) if ch == 3 else (h, w))[::-1]
+    return np.ascontiguousarray(arr.astype(np.float32))
+
+
+def atomic_write_bytes(path, data):
+    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def encode_image(path, image, encoding="srgb"):
+    """The bytes of ``image`` in the format given by ``path``'s extension."""
+    suffix = pathlib.Path(path).suffix.lower()
+    if suffix == ".pfm":
+        return pfm_bytes(image)
+    if suffix == ".png":
+        buf = io.BytesIO()
+        iio.imwrite(buf, to_8bit(image, encoding), extension=".png")
+        return buf.getvalue()
+    raise ValueError(f"unsupported image format {suffix!r} (use .png or .pfm)")
+
+
+def save_image(path, image, encoding="srgb"):
+    """Write a (H, W, 3) float linear image to ``path`` (.png or .pfm), atomically."""
+    atomic_write_bytes(path, encode_image(path, image, encoding))
+
+
+def depth_image(t, tmin, tmax):
+    """The course's depth visualisation ``(t - min) / (max - min)``, clamped, grey (H, W, 3).
+
+    Pixels whose ray hit nothing count as infinitely far: white."""
+    if not tmax > tmin:
+        raise ValueError("depth range needs max > min")
+    d = np.clip((t - tmin) / (tmax - tmin), 0.0, 1.0)
+    d = np.where(np.isfinite(t), d, 1.0)
+    return np.repeat(d[..., None], 3, axis=2).astype(np.float32)
+
+
+def normal_image(n, hit):
+    """The course's normal visualisation ``(N + 1) / 2``; misses are black."""
+    return np.where(hit[..., None], (n + 1.0) * 0.5, 0.0).astype(np.float32)

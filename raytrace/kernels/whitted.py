@@ -1,0 +1,236 @@
+"""The Whitted integrator: Phong direct light with shadow rays, mirror reflection and
+Fresnel refraction, as an explicit-stack loop (no recursion).
+
+All radiance is linear RGB. Per light: ``L = color / (attenuation * d^2)`` (point) or
+``color`` (directional); diffuse ``max(N.L, 0) * L * k_d``; specular
+``max(L.R, 0)^s * L * k_s`` with ``R`` the mirror of the eye ray; lights behind the
+surface (N.L <= 0) add nothing. Ambient adds ``I_amb * k_d``.
+"""
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ..accel import any_hit, closest_hit
+from ..cubemap import cube_lookup
+from ..scene.build import M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR, M_TRANSMIT
+from .camera_rays import camera_ray
+from .rng import rand01
+from .sampling import warp
+from .shapes import intersect_plane
+
+INF = math.inf
+MISS, TRIANGLE, SPHERE, PLANE = 0, 1, 2, 3
+MIN_WEIGHT = 1e-5
+
+# params array layout (float64)
+P_WIDTH, P_HEIGHT, P_SPP, P_FILTER, P_BOUNCES, P_SHADOWS, P_EPS, P_SEED, P_HAS_CUBE = range(9)
+PARAMS_SIZE = 9
+
+
+@njit(cache=True)
+def scene_hit(acc, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """Closest hit over the BVH and the infinite planes -> (t, kind, index, u, v)."""
+    t, kind, idx, u, v = closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax)
+    for p in range(geo.pl_d.shape[0]):
+        tp = intersect_plane(geo.pl_n[p, 0], geo.pl_n[p, 1], geo.pl_n[p, 2], geo.pl_d[p],
+                             ox, oy, oz, dx, dy, dz, tmin, min(t, tmax))
+        if tp < t:
+            t, kind, idx, u, v = tp, PLANE, p, 0.0, 0.0
+    return t, kind, idx, u, v
+
+
+@njit(cache=True)
+def scene_occluded(acc, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    for p in range(geo.pl_d.shape[0]):
+        if intersect_plane(geo.pl_n[p, 0], geo.pl_n[p, 1], geo.pl_n[p, 2], geo.pl_d[p],
+                           ox, oy, oz, dx, dy, dz, tmin, tmax) < INF:
+            return True
+    return any_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax)
+
+
+@njit(cache=True)
+def surface_normal(geo, kind, idx, u, v, px, py, pz):
+    """World-space unit shading normal (as the geometry defines it, not flipped) and
+    the material row at a hit."""
+    if kind == TRIANGLE:
+        w = 1.0 - u - v
+        n = geo.tri_n[idx]
+        nx = w * n[0, 0] + u * n[1, 0] + v * n[2, 0]
+        ny = w * n[0, 1] + u * n[1, 1] + v * n[2, 1]
+        nz = w * n[0, 2] + u * n[1, 2] + v * n[2, 2]
+        mat = geo.tri_mat[idx]
+    elif kind == SPHERE:
+        a = geo.sph_w2o[idx]
+        qx = a[0, 0] * px + a[0, 1] * py + a[0, 2] * pz + a[0, 3]
+        qy = a[1, 0] * px + a[1, 1] * py + a[1, 2] * pz + a[1, 3]
+        qz = a[2, 0] * px + a[2, 1] * py + a[2, 2] * pz + a[2, 3]
+        # object normal q goes to world by the inverse transpose of object->world = A^T
+        nx = a[0, 0] * qx + a[1, 0] * qy + a[2, 0] * qz
+        ny = a[0, 1] * qx + a[1, 1] * qy + a[2, 1] * qz
+        nz = a[0, 2] * qx + a[1, 2] * qy + a[2, 2] * qz
+        mat = geo.sph_mat[idx]
+    else:
+        nx, ny, nz = geo.pl_n[idx, 0], geo.pl_n[idx, 1], geo.pl_n[idx, 2]
+        mat = geo.pl_mat[idx]
+    inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz)
+    return nx * inv, ny * inv, nz * inv, mat
+
+
+@njit(cache=True)
+def background(bg, cube, has_cube, dx, dy, dz):
+    if has_cube:
+        return cube_lookup(cube, dx, dy, dz)
+    return bg.copy()
+
+
+@njit(cache=True)
+def trace_ray(acc, geo, lk, lpos, lcol, latt, bg, ambient, cube, has_cube,
+              ox, oy, oz, dx, dy, dz, bounces, shadows, eps, stack):
+    """Radiance along one camera ray. ``stack`` is scratch space (2 * bounces + 4, 10)."""
+    mats = geo.materials
+    out = np.zeros(3)
+    sp = 0
+    stack[0, 0], stack[0, 1], stack[0, 2] = ox, oy, oz
+    stack[0, 3], stack[0, 4], stack[0, 5] = dx, dy, dz
+    stack[0, 6], stack[0, 7], stack[0, 8], stack[0, 9] = 1.0, 1.0, 1.0, 0.0
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        ox, oy, oz = stack[sp, 0], stack[sp, 1], stack[sp, 2]
+        dx, dy, dz = stack[sp, 3], stack[sp, 4], stack[sp, 5]
+        wr, wg, wb, depth = stack[sp, 6], stack[sp, 7], stack[sp, 8], stack[sp, 9]
+        inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
+        dx, dy, dz = dx * inv, dy * inv, dz * inv
+        t, kind, idx, u, v = scene_hit(acc, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
+        if kind == MISS:
+            c = background(bg, cube, has_cube, dx, dy, dz)
+            out[0] += wr * c[0]
+            out[1] += wg * c[1]
+            out[2] += wb * c[2]
+            continue
+        px, py, pz = ox + t * dx, oy + t * dy, oz + t * dz
+        nx, ny, nz, m = surface_normal(geo, kind, idx, u, v, px, py, pz)
+        cos_i = -(nx * dx + ny * dy + nz * dz)
+        entering = cos_i >= 0.0
+        if not entering:            # shade the side the ray came from
+            nx, ny, nz, cos_i = -nx, -ny, -nz, -cos_i
+        kd = mats[m, M_DIFFUSE:M_DIFFUSE + 3]
+        ks = mats[m, M_SPECULAR:M_SPECULAR + 3]
+        shin = mats[m, M_SHININESS]
+        # mirror direction of the eye ray
+        rx, ry, rz = dx + 2.0 * cos_i * nx, dy + 2.0 * cos_i * ny, dz + 2.0 * cos_i * nz
+        lr, lg, lb = ambient[0] * kd[0], ambient[1] * kd[1], ambient[2] * kd[2]
+        sx, sy, sz = px + eps * nx, py + eps * ny, pz + eps * nz
+        for li in range(lk.shape[0]):
+            if lk[li] == 0:
+                lx, ly, lz = lpos[li, 0] - px, lpos[li, 1] - py, lpos[li, 2] - pz
+                dist = math.sqrt(lx * lx + ly * ly + lz * lz)
+                if dist == 0.0:
+                    continue
+                lx, ly, lz = lx / dist, ly / dist, lz / dist
+                fall = 1.0 / (latt[li] * dist * dist) if latt[li] > 0.0 else 1.0
+            else:
+                lx, ly, lz = -lpos[li, 0], -lpos[li, 1], -lpos[li, 2]
+                dist = INF
+                fall = 1.0
+            ndotl = nx * lx + ny * ly + nz * lz
+            if ndotl <= 0.0:
+                continue
+            if shadows and scene_occluded(acc, geo, sx, sy, sz, lx, ly, lz, 0.0, dist - eps):
+                continue
+            ldotr = lx * rx + ly * ry + lz * rz
+            spec = ldotr ** shin if ldotr > 0.0 else 0.0
+            lr += fall * lcol[li, 0] * (ndotl * kd[0] + spec * ks[0])
+            lg += fall * lcol[li, 1] * (ndotl * kd[1] + spec * ks[1])
+            lb += fall * lcol[li, 2] * (ndotl * kd[2] + spec * ks[2])
+        out[0] += wr * lr
+        out[1] += wg * lg
+        out[2] += wb * lb
+        if depth >= bounces:
+            continue
+        refl = mats[m, M_REFLECT:M_REFLECT + 3]
+        trans = mats[m, M_TRANSMIT:M_TRANSMIT + 3]
+        fr = 1.0                                   # share of the mirror ray
+        if trans[0] > 0.0 or trans[1] > 0.0 or trans[2] > 0.0:
+            ior = mats[m, M_IOR]
+            n1, n2 = (1.0, ior) if entering else (ior, 1.0)
+            eta = n1 / n2
+            sin2_t = eta * eta * (1.0 - cos_i * cos_i)
+            if sin2_t < 1.0:                       # else total internal reflection
+                cos_t = math.sqrt(1.0 - sin2_t)
+                r0 = ((n1 - n2) / (n1 + n2)) ** 2
+                c = cos_i if n1 <= n2 else cos_t
+                fr = r0 + (1.0 - r0) * (1.0 - c) ** 5
+                tr = 1.0 - fr
+                tw0, tw1, tw2 = wr * tr * trans[0], wg * tr * trans[1], wb * tr * trans[2]
+                if max(tw0, max(tw1, tw2)) > MIN_WEIGHT:
+                    k = eta * cos_i - cos_t
+                    stack[sp, 0], stack[sp, 1], stack[sp, 2] = px - eps * nx, py - eps * ny, pz - eps * nz
+                    stack[sp, 3], stack[sp, 4], stack[sp, 5] = eta * dx + k * nx, eta * dy + k * ny, eta * dz + k * nz
+                    stack[sp, 6], stack[sp, 7], stack[sp, 8], stack[sp, 9] = tw0, tw1, tw2, depth + 1.0
+                    sp += 1
+        mw0, mw1, mw2 = wr * fr * refl[0], wg * fr * refl[1], wb * fr * refl[2]
+        if max(mw0, max(mw1, mw2)) > MIN_WEIGHT:
+            stack[sp, 0], stack[sp, 1], stack[sp, 2] = sx, sy, sz
+            stack[sp, 3], stack[sp, 4], stack[sp, 5] = rx, ry, rz
+            stack[sp, 6], stack[sp, 7], stack[sp, 8], stack[sp, 9] = mw0, mw1, mw2, depth + 1.0
+            sp += 1
+    return out
+
+
+@njit(cache=True, parallel=True)
+def render_rows(row0, row1, out, acc, geo, cam, lk, lpos, lcol, latt, bg, ambient, cube,
+                params, filter_table):
+    """Render image rows [row0, row1) into ``out`` ((row1 - row0, W, 3) float32)."""
+    width, height = int(params[P_WIDTH]), int(params[P_HEIGHT])
+    spp, fkind = int(params[P_SPP]), int(params[P_FILTER])
+    bounces, shadows, eps = int(params[P_BOUNCES]), params[P_SHADOWS] > 0.0, params[P_EPS]
+    seed, has_cube = int(params[P_SEED]), params[P_HAS_CUBE] > 0.0
+    n = int(math.sqrt(spp))
+    if n * n != spp:
+        n = 0                     # not a square: independent jitter
+    for r in prange(row1 - row0):
+        i = row0 + r
+        stack = np.empty((2 * bounces + 4, 10))
+        for j in range(width):
+            pixel = i * width + j
+            cr = cg = cb = 0.0
+            for s in range(spp):
+                if spp == 1:
+                    ox_, oy_ = 0.0, 0.0               # one sample: the pixel centre
+                else:
+                    u1 = rand01(seed, pixel, s, 0)
+                    u2 = rand01(seed, pixel, s, 1)
+                    if n > 0:
+                        u1 = (s % n + u1) / n
+                        u2 = (s // n + u2) / n
+                    ox_, oy_ = warp(u1, fkind, filter_table), warp(u2, fkind, filter_table)
+                ro0, ro1, ro2, rd0, rd1, rd2 = camera_ray(cam, width, height, j + 0.5 + ox_, i + 0.5 + oy_)
+                c = trace_ray(acc, geo, lk, lpos, lcol, latt, bg, ambient, cube, has_cube,
+                              ro0, ro1, ro2, rd0, rd1, rd2, bounces, shadows, eps, stack)
+                cr += c[0]
+                cg += c[1]
+                cb += c[2]
+            out[r, j, 0] = cr / spp
+            out[r, j, 1] = cg / spp
+            out[r, j, 2] = cb / spp
+
+
+@njit(cache=True, parallel=True)
+def render_aov(out_t, out_n, acc, geo, cam):
+    """Depth (distance along the unit camera ray; inf on a miss) and world shading normal
+    through each pixel centre."""
+    height, width = out_t.shape
+    for i in prange(height):
+        for j in range(width):
+            ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5, i + 0.5)
+            inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
+            dx, dy, dz = dx * inv, dy * inv, dz * inv
+            t, kind, idx, u, v = scene_hit(acc, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
+            out_t[i, j] = t
+            if kind != MISS:
+                nx, ny, nz, m = surface_normal(geo, kind, idx, u, v, ox + t * dx, oy + t * dy, oz + t * dz)
+                out_n[i, j, 0], out_n[i, j, 1], out_n[i, j, 2] = nx, ny, nz
+            else:
+                out_n[i, j, 0] = out_n[i, j, 1] = out_n[i, j, 2] = 0.0

@@ -1,0 +1,121 @@
+"""Reading triangle meshes from files.
+
+OBJ is read by our own parser (fast path with numpy for the common all-triangle case,
+clear ``file: line N: ...`` errors otherwise). PLY, STL, OFF and GLB go through trimesh.
+Polygons are split into triangle fans. Indices are 1-based; negative indices count back
+from the end, as the OBJ format says.
+"""
+import pathlib
+
+import numpy as np
+
+from ..errors import SceneError
+
+
+class Mesh:
+    """A triangle mesh: ``vertices`` (n,3) float64, ``faces`` (m,3) int64 and optionally
+    per-face-corner ``normals`` (m,3,3) float64 (None when the file has none)."""
+
+    def __init__(self, vertices, faces, corner_normals=None):
+        self.vertices = vertices
+        self.faces = faces
+        self.corner_normals = corner_normals
+
+
+def _floats(rows, path, lineno, what, count):
+    try:
+        arr = np.array([r.split()[1:count + 1] for r in rows], dtype=np.float64)
+    except ValueError:
+        arr = None
+    if arr is None or arr.ndim != 2 or arr.shape[1] != count:
+        for r, n in zip(rows, lineno):
+            parts = r.split()[1:]
+            try:
+                vals = [float(x) for x in parts[:count]]
+            except ValueError:
+                raise SceneError(f"line {n}", f"{what} has a value that is not a number: {r.strip()!r}",
+                                 file=path) from None
+            if len(vals) < count:
+                raise SceneError(f"line {n}", f"{what} needs {count} numbers: {r.strip()!r}", file=path)
+    return arr
+
+
+def read_obj(path):
+    """Read an OBJ file into a :class:`Mesh`. Raises SceneError naming the file and line."""
+    path = pathlib.Path(path)
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        raise SceneError(None, f"cannot read mesh file: {exc.strerror}", file=str(path)) from None
+    v_rows, v_no, vn_rows, vn_no, f_rows, f_no = [], [], [], [], [], []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith("v "):
+            v_rows.append(line)
+            v_no.append(n)
+        elif line.startswith("f "):
+            f_rows.append(line)
+            f_no.append(n)
+        elif line.startswith("vn "):
+            vn_rows.append(line)
+            vn_no.append(n)
+    if not v_rows or not f_rows:
+        raise SceneError(None, "mesh file has no vertices or no faces ('v' / 'f' lines)", file=str(path))
+    verts = _floats(v_rows, str(path), v_no, "vertex", 3)
+    normals = _floats(vn_rows, str(path), vn_no, "normal", 3) if vn_rows else None
+    nv = len(verts)
+    nn = 0 if normals is None else len(normals)
+
+    def resolve(idx, count, n, kind):
+        i = int(idx)
+        if i < 0:
+            i += count + 1
+        if not 1 <= i <= count:
+            raise SceneError(f"line {n}", f"face refers to {kind} {idx}, but there are {count}",
+                             file=str(path))
+        return i - 1
+
+    faces, corner_n = [], []
+    for line, n in zip(f_rows, f_no):
+        corners = line.split()[1:]
+        if len(corners) < 3:
+            raise SceneError(f"line {n}", f"a face needs at least 3 vertices: {line.strip()!r}",
+                             file=str(path))
+        vi, ni = [], []
+        for c in corners:
+            parts = c.split("/")
+            try:
+                vi.append(resolve(parts[0], nv, n, "vertex"))
+                if normals is not None and len(parts) >= 3 and parts[2]:
+                    ni.append(resolve(parts[2], nn, n, "normal"))
+            except ValueError:
+                raise SceneError(f"line {n}", f"bad face index {c!r}", file=str(path)) from None
+        has_n = len(ni) == len(vi)
+        for k in range(1, len(vi) - 1):
+            faces.append((vi[0], vi[k], vi[k + 1]))
+            corner_n.append((ni[0], ni[k], ni[k + 1]) if has_n else (-1, -1, -1))
+    faces = np.asarray(faces, dtype=np.int64)
+    cn = None
+    if normals is not None:
+        idx = np.asarray(corner_n, dtype=np.int64)
+        if (idx >= 0).all():
+            cn = normals[idx]
+    return Mesh(verts, faces, cn)
+
+
+def read_mesh(path):
+    """Read OBJ with :func:`read_obj`, other formats with trimesh (PLY, STL, OFF, GLB)."""
+    path = pathlib.Path(path)
+    if path.suffix.lower() == ".obj":
+        return read_obj(path)
+    try:
+        import trimesh
+    except ImportError:
+        raise SceneError(None, f"reading {path.suffix} meshes needs trimesh (pip install trimesh)",
+                         file=str(path)) from None
+    try:
+        tm = trimesh.load(str(path), force="mesh", process=False)
+    except Exception as exc:  # trimesh raises many types for bad files
+        raise SceneError(None, f"cannot read mesh: {exc}", file=str(path)) from None
+    if len(tm.faces) == 0:
+        raise SceneError(None, "mesh file has no faces", file=str(path))
+    return Mesh(np.asarray(tm.vertices, np.float64), np.asarray(tm.faces, np.int64), None)

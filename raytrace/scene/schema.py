@@ -1,0 +1,200 @@
+"""The JSON Schema of scene files.
+
+Built here as a Python dict from the core object types plus the plug-in types that the
+standalone libraries contribute (``raytrace/scene/generated_*.py``). The same schema is
+shipped as ``raytrace/scene/scene.schema.json`` for editors; regenerate it with
+``python -m raytrace.scene.schema`` (a test checks that the shipped file is current).
+"""
+import json
+import pathlib
+
+from .plugins import plugin_object_types
+
+SCHEMA_PATH = pathlib.Path(__file__).with_name("scene.schema.json")
+
+_num = {"type": "number"}
+_pos = {"type": "number", "exclusiveMinimum": 0}
+_nonneg = {"type": "number", "minimum": 0}
+_vec3 = {"$ref": "#/$defs/vec3"}
+_color = {"$ref": "#/$defs/color"}
+
+_TRANSFORM_STEP = {
+    "type": "object",
+    "minProperties": 1,
+    "maxProperties": 1,
+    "additionalProperties": False,
+    "properties": {
+        "translate": _vec3,
+        "rotate_x": _num,
+        "rotate_y": _num,
+        "rotate_z": _num,
+        "rotate": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["axis", "angle"],
+            "properties": {"axis": _vec3, "angle": _num},
+        },
+        "scale": {"oneOf": [_num, _vec3]},
+        "matrix": {
+            "type": "array", "minItems": 4, "maxItems": 4,
+            "items": {"type": "array", "minItems": 4, "maxItems": 4, "items": _num},
+        },
+    },
+}
+
+# type-specific keys of the core object types (common keys are added below)
+_CORE_OBJECTS = {
+    "sphere": {"properties": {"center": _vec3, "radius": _pos}, "required": []},
+    "plane": {"properties": {"normal": _vec3, "offset": _num}, "required": ["normal"]},
+    "triangle": {
+        "properties": {
+            "vertices": {"type": "array", "minItems": 3, "maxItems": 3, "items": _vec3},
+            "normals": {"type": "array", "minItems": 3, "maxItems": 3, "items": _vec3},
+        },
+        "required": ["vertices"],
+    },
+    "mesh": {
+        "properties": {"file": {"type": "string", "minLength": 1}, "smooth": {"type": "boolean"}},
+        "required": ["file"],
+    },
+    "group": {
+        "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/object"}}},
+        "required": ["children"],
+    },
+}
+
+_COMMON_OBJECT_KEYS = {
+    "type": {"type": "string"},
+    "material": {"type": "string"},
+    "transform": {"type": "array", "items": {"$ref": "#/$defs/transform_step"}},
+    "name": {"type": "string"},
+}
+
+
+def _object_schema(types):
+    """One ``if type == X then {...}`` branch per object type: errors stay specific."""
+    branches = []
+    for name, spec in types.items():
+        props = dict(_COMMON_OBJECT_KEYS)
+        props.update(spec["properties"])
+        branches.append({
+            "if": {"properties": {"type": {"const": name}}, "required": ["type"]},
+            "then": {"properties": props, "required": list(spec["required"]),
+                     "additionalProperties": False},
+        })
+    return {
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": {"enum": sorted(types)}},
+        "allOf": branches,
+    }
+
+
+def build_schema():
+    """Return the full scene schema as a dict (core types + plug-in types)."""
+    types = dict(_CORE_OBJECTS)
+    for name, spec in plugin_object_types().items():
+        types[name] = {"properties": spec["properties"], "required": spec.get("required", [])}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "raytrace scene",
+        "description": "Scene file of the raytrace toolkit; see docs/scene-format.md. "
+                       "Right-handed, y up, angles in degrees, linear RGB colours.",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["camera"],
+        "properties": {
+            "$schema": {"type": "string"},
+            "camera": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["center"],
+                "properties": {
+                    "type": {"enum": ["perspective", "orthographic"]},
+                    "center": _vec3,
+                    "direction": _vec3,
+                    "look_at": _vec3,
+                    "up": _vec3,
+                    "fov": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 180},
+                    "height": _pos,
+                },
+            },
+            "image": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "width": {"type": "integer", "minimum": 1, "maximum": 16384},
+                    "height": {"type": "integer", "minimum": 1, "maximum": 16384},
+                    "spp": {"type": "integer", "minimum": 1, "maximum": 65536},
+                    "filter": {"enum": ["box", "tent", "gaussian"]},
+                    "seed": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
+                },
+            },
+            "integrator": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "type": {"enum": ["whitted"]},
+                    "bounces": {"type": "integer", "minimum": 0, "maximum": 64},
+                    "shadows": {"type": "boolean"},
+                    "epsilon": _pos,
+                },
+            },
+            "background": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "color": _color,
+                    "ambient": _color,
+                    "cube_map": {"type": "string", "minLength": 1},
+                },
+            },
+            "materials": {
+                "type": "object",
+                "additionalProperties": {"$ref": "#/$defs/material"},
+            },
+            "lights": {"type": "array", "items": {"$ref": "#/$defs/light"}},
+            "objects": {"type": "array", "items": {"$ref": "#/$defs/object"}},
+        },
+        "$defs": {
+            "vec3": {"type": "array", "minItems": 3, "maxItems": 3, "items": _num},
+            "color": {"type": "array", "minItems": 3, "maxItems": 3, "items": _nonneg},
+            "transform_step": _TRANSFORM_STEP,
+            "material": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "diffuse": _color,
+                    "specular": _color,
+                    "shininess": _nonneg,
+                    "reflect": _color,
+                    "transmit": _color,
+                    "ior": {"type": "number", "exclusiveMinimum": 0},
+                },
+            },
+            "light": {
+                "type": "object",
+                "required": ["type"],
+                "properties": {"type": {"enum": ["point", "directional"]}},
+                "allOf": [
+                    {"if": {"properties": {"type": {"const": "point"}}},
+                     "then": {"additionalProperties": False, "required": ["position"],
+                              "properties": {"type": {}, "position": _vec3, "color": _color,
+                                             "attenuation": _pos}}},
+                    {"if": {"properties": {"type": {"const": "directional"}}},
+                     "then": {"additionalProperties": False, "required": ["direction"],
+                              "properties": {"type": {}, "direction": _vec3, "color": _color}}},
+                ],
+            },
+            "object": _object_schema(types),
+        },
+    }
+
+
+def main():
+    SCHEMA_PATH.write_text(json.dumps(build_schema(), indent=2) + "\n")
+    print(f"wrote {SCHEMA_PATH}")
+
+
+if __name__ == "__main__":
+    main()

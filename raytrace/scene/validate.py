@@ -1,0 +1,135 @@
+"""Validation of a scene dict: JSON Schema first, then what a schema cannot say.
+
+Every problem becomes a :class:`~raytrace.errors.SceneError` whose ``where`` is the JSON
+path of the offending value, e.g. ``objects[3].radius``.
+"""
+import json
+import math
+
+import jsonschema
+
+from ..errors import SceneError
+from .schema import build_schema
+
+_validator = None
+
+
+def _get_validator():
+    global _validator
+    if _validator is None:
+        _validator = jsonschema.Draft202012Validator(build_schema())
+    return _validator
+
+
+def json_path(parts):
+    """``['objects', 3, 'radius']`` -> ``objects[3].radius``."""
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + str(p)
+    return out or "(top level)"
+
+
+def _describe(err):
+    """A short human message for one jsonschema error."""
+    v, val = err.validator, err.validator_value
+    if v == "type":
+        names = val if isinstance(val, list) else [val]
+        article = {"integer": "an", "object": "an", "array": "an"}
+        return "must be " + " or ".join(f"{article.get(n, 'a')} {n}" for n in names) + \
+            f", got {json.dumps(err.instance)[:40]}"
+    if v == "exclusiveMinimum":
+        return f"must be > {val}"
+    if v == "minimum":
+        return f"must be >= {val}"
+    if v == "exclusiveMaximum":
+        return f"must be < {val}"
+    if v == "maximum":
+        return f"must be <= {val}"
+    if v == "enum":
+        return "must be one of " + ", ".join(json.dumps(x) for x in val) + \
+            f", got {json.dumps(err.instance)[:40]}"
+    if v == "additionalProperties":
+        allowed = set(err.schema.get("properties", {}))
+        extra = sorted(k for k in err.instance if k not in allowed)
+        return f"unknown key {', '.join(map(repr, extra))} (allowed: {', '.join(sorted(allowed))})"
+    if v == "required":
+        missing = [k for k in val if k not in err.instance]
+        return f"missing required key {', '.join(map(repr, missing))}"
+    if v in ("minItems", "maxItems"):
+        n = len(err.instance)
+        lo = err.schema.get("minItems")
+        hi = err.schema.get("maxItems")
+        want = f"{lo}" if lo == hi else f"{lo or 0}..{hi if hi is not None else 'any'}"
+        return f"must have {want} items, got {n}"
+    if v in ("minProperties", "maxProperties"):
+        return "must have exactly one key, e.g. {\"translate\": [0, 1, 0]}"
+    if v == "minLength":
+        return "must not be empty"
+    if v == "oneOf":
+        return "must be a number or a list of 3 numbers"
+    return err.message
+
+
+def _errors_sorted(errors):
+    # Deepest-first path order makes the reported error the most specific one.
+    return sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), -len(e.absolute_path)))
+
+
+def _check_finite(node, path):
+    if isinstance(node, bool):
+        return
+    if isinstance(node, float) and not math.isfinite(node):
+        raise SceneError(json_path(path), f"must be a finite number, got {node}")
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _check_finite(v, path + [k])
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _check_finite(v, path + [i])
+
+
+def _check_materials(data):
+    names = set(data.get("materials", {}))
+
+    def walk(objs, path):
+        for i, obj in enumerate(objs):
+            p = path + [i]
+            m = obj.get("material")
+            if m is not None and m not in names:
+                known = ", ".join(sorted(names)) or "none defined"
+                raise SceneError(json_path(p + ["material"]),
+                                 f"unknown material {m!r} (materials: {known})")
+            if obj.get("type") == "group":
+                walk(obj.get("children", []), p + ["children"])
+
+    walk(data.get("objects", []), ["objects"])
+
+
+def _check_camera(cam):
+    has_dir, has_at = "direction" in cam, "look_at" in cam
+    if has_dir == has_at:
+        raise SceneError("camera", "give exactly one of 'direction' or 'look_at'")
+    if cam.get("type", "perspective") == "orthographic" and "fov" in cam:
+        raise SceneError("camera.fov", "an orthographic camera has 'height', not 'fov'")
+    if cam.get("type", "perspective") == "perspective" and "height" in cam:
+        raise SceneError("camera.height", "a perspective camera has 'fov', not 'height'")
+
+
+def validate_scene(data):
+    """Raise SceneError for the first problem in ``data`` (a parsed scene dict)."""
+    if not isinstance(data, dict):
+        raise SceneError("(top level)", "a scene must be a JSON object")
+    _check_finite(data, [])
+    errors = list(_get_validator().iter_errors(data))
+    if errors:
+        # ``if/then`` branches report both the branch error and nothing else; pick the
+        # deepest error so that the message names the actual field.
+        best = max(errors, key=lambda e: len(e.absolute_path))
+        deepest = [e for e in errors if len(e.absolute_path) == len(best.absolute_path)]
+        err = _errors_sorted(deepest)[0]
+        raise SceneError(json_path(list(err.absolute_path)), _describe(err))
+    _check_camera(data["camera"])
+    _check_materials(data)
