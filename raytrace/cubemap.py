@@ -3,6 +3,11 @@
 Faces follow the course's layout and names (``left right up down front back``); ``+z``
 is ``front``, ``+y`` is ``up``, ``+x`` is ``right``. Texels are decoded from sRGB to
 linear radiance on load; lookups are bilinear, clamped at face edges.
+
+The face orientations are the ones under which neighbouring faces meet without a seam
+(checked on the course's church map by ``tests/test_cubemap.py``). The course's own
+lookup mirrors the ``back`` face left-right and the ``down`` face top-bottom relative to
+this, which shows as seams; we do not reproduce that.
 """
 import pathlib
 
@@ -75,7 +80,24 @@ def cube_lookup(faces, dx, dy, dz):
     if ay >= ax and ay >= az:
         if dy > 0:
             return _texel(faces, UP, (dx / dy + 1) * 0.5, (dz / dy + 1) * 0.5)
-        return _texel(faces, DOWN, 1 - (dx / dy + 1) * 0.5, 1 - (dz / dy + 1) * 0.5)
+        return _texel(faces, DOWN, 1 - (dx / dy + 1) * 0.5, (dz / dy + 1) * 0.5)
     if dz > 0:
         return _texel(faces, FRONT, 1 - (dx / dz + 1) * 0.5, (dy / dz + 1) * 0.5)
-    return _texel(faces, BACK, (dx / dz + 1) * 0.5, 1 - (dy / dz + 1) * 0.5)
+    return _texel(faces, BACK, 1 - (dx / dz + 1) * 0.5, 1 - (dy / dz + 1) * 0.5)
+
+
+def face_directions(face, size):
+    """Unit directions through the texel centres of one face, (size, size, 3), row 0 on top.
+
+    The inverse of :func:`cube_lookup`: looking up ``face_directions(f, n)[r, c]`` lands
+    on texel ``(r, c)`` of face ``f``."""
+    x = (np.arange(size) + 0.5) / size              # columns, left to right
+    y = 1.0 - (np.arange(size) + 0.5) / size        # rows, top row is y near 1
+    X, Y = np.meshgrid(x, y)
+    a, b, one = 2 * X - 1, 2 * Y - 1, np.ones_like(X)
+    d = {
+        RIGHT: (one, b, a), LEFT: (-one, b, -a), UP: (a, one, b),
+        DOWN: (a, -one, -b), FRONT: (-a, b, one), BACK: (a, b, -one),
+    }[face]
+    d = np.stack(d, axis=-1)
+    return d / np.linalg.norm(d, axis=-1, keepdims=True)

@@ -8,6 +8,7 @@ import copy
 import json
 import pathlib
 
+from ..camera import camera_array
 from ..errors import SceneError
 from .build import build_geometry
 from .validate import validate_scene
@@ -67,6 +68,7 @@ def load_scene(source, base_dir=None):
             data = read_json(path)
     try:
         validate_scene(data)
+        camera_array(data["camera"])          # checks the view direction and up vector
         scene = Scene(data, base, path)
         geo = build_geometry(data, base)
         scene.geometry = geo

@@ -6,7 +6,7 @@ the course files). Angles are in degrees.
 """
 import math
 
-import glm
+from pyglm import glm
 import numpy as np
 
 from ..errors import SceneError

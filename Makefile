@@ -1,0 +1,35 @@
+# Quick start:  make render   (renders scenes/showcase.json to renders/showcase.png)
+#               make test     (runs the whole test suite, reference tools included)
+# Each target creates .venv and installs what it needs on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+export NUMBA_CACHE_DIR ?= $(CURDIR)/.cache/numba
+
+.PHONY: render renders test bench clean
+
+$(VENV)/.installed-run: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-run
+	$(BIN)/pip install -q -e '.[reference,test]'
+	touch $@
+
+render: $(VENV)/.installed-run
+	$(BIN)/raytrace render scenes/showcase.json -o renders/showcase.png
+
+# every image the README shows
+renders: $(VENV)/.installed-run
+	$(BIN)/python scripts/render_all.py
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .cache tests/output benchmarks/output
