@@ -49,10 +49,12 @@ def load_cube_map(folder, where="background.cube_map"):
 
 @njit(cache=True)
 def _texel(faces, face, x, y):
-    """Bilinear lookup; x, y in [0, 1] with y = 1 at the top row of the image."""
+    """Bilinear lookup; x, y in [0, 1] with y = 1 at the top edge of the image.
+
+    Texel centres sit at (c + 0.5) / w, so a face is sampled symmetrically."""
     h, w = faces.shape[1], faces.shape[2]
-    fx = x * w
-    fy = (1.0 - y) * h
+    fx = x * w - 0.5
+    fy = (1.0 - y) * h - 0.5
     ix = int(np.floor(fx))
     iy = int(np.floor(fy))
     a = fx - ix

@@ -6,7 +6,7 @@ with status 2, without a traceback.
 """
 
 
-class SceneError(Exception):
+class SceneError(ValueError):
     """Bad input. ``where`` is a JSON path like ``objects[3].radius`` or ``line 12``."""
 
     def __init__(self, where, message, file=None):

@@ -30,7 +30,7 @@ def sky_radiance(d):
     # ground: checker on the plane y = -1 seen from the origin
     t = -1.0 / np.minimum(y, -1e-6)
     gx, gz = d[..., 0:1] * t, d[..., 2:3] * t
-    check = (np.floor(gx) + np.floor(gz)) % 2
+    check = (np.floor(gx + 0.5) + np.floor(gz + 0.5)) % 2     # cell edges off the cube edges
     ground = np.where(check > 0, 0.35, 0.18) * np.array([0.9, 0.8, 0.65])
     fade = np.exp(-0.02 * t)                       # distant ground fades to the horizon
     ground = ground * fade + horizon * 0.6 * (1 - fade)
