@@ -3,7 +3,7 @@
 Built here as a Python dict from the core object types plus the plug-in types that the
 standalone libraries contribute (``raytrace/scene/generated_*.py``). The same schema is
 shipped as ``raytrace/scene/scene.schema.json`` for editors; regenerate it with
-``python -m raytrace.scene.schema`` (a test checks that the shipped file is current).
+``python scripts/build_schema.py`` (a test checks that the shipped file is current).
 """
 import json
 import pathlib
