@@ -7,10 +7,16 @@
 
 Conventions: right-handed, y up, angles in degrees, linear RGB.
 """
-from .errors import SceneError
-from .image import save_image
-from .renderer import render, render_aovs
-from .scene.load import Scene, load_scene
+import pathlib as _pathlib
+
+from . import _numba_cache
+
+_numba_cache.configure(_pathlib.Path(__file__).parent)   # before any kernel is compiled
+
+from .errors import SceneError  # noqa: E402
+from .image import save_image  # noqa: E402
+from .renderer import render, render_aovs  # noqa: E402
+from .scene.load import Scene, load_scene  # noqa: E402
 
 __all__ = ["SceneError", "Scene", "load_scene", "render", "render_aovs", "save_image"]
 __version__ = "0.1.0"

@@ -1,0 +1,77 @@
+"""End-to-end render timings of the ray tracer.
+
+    python benchmarks/bench_render.py
+
+Measures, each in a fresh process through the CLI:
+- first render with an empty Numba cache (cold) and with a filled one (warm):
+  scenes/spheres.json at 800x800, 1 sample per pixel;
+- the course bunny scenes (../shared/course/a4/scene05_bunny_200.txt and
+  scene06_bunny_1k.txt) at 800x800 with 3x3 jittered samples (9 spp, Gaussian filter)
+  and 4 bounces, warm cache.
+Writes benchmarks/results/render.md.
+"""
+import datetime
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+OUT = REPO / "benchmarks" / "output"
+
+
+def cli_time(args, cache_dir):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "raytrace", "render", *args, "--quiet"], env=env,
+                       capture_output=True, text=True)
+    dt = time.perf_counter() - t0
+    if r.returncode != 0:
+        raise SystemExit(r.stderr)
+    return dt
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    rows = []
+    simple = [str(REPO / "scenes" / "spheres.json"), "-o", str(OUT / "spheres_800.png"),
+              "--size", "800", "800", "--spp", "1"]
+    with tempfile.TemporaryDirectory() as cold_dir:
+        cold = cli_time(simple, cold_dir)
+        warm = min(cli_time(simple, cold_dir) for _ in range(3))
+    rows.append(("spheres.json 800x800, 1 spp, fresh process, empty Numba cache (compile)", cold, "< 15 s"))
+    rows.append(("spheres.json 800x800, 1 spp, fresh process, warm cache (best of 3)", warm, "< 1.5 s"))
+    cache = os.environ.get("NUMBA_CACHE_DIR", str(REPO / ".cache" / "numba"))
+    for name in ("scene05_bunny_200", "scene06_bunny_1k"):
+        src = SHARED / "course" / "a4" / f"{name}.txt"
+        if not src.exists():
+            rows.append((f"{name} (course data absent)", float("nan"), ""))
+            continue
+        args = [str(src), "-o", str(OUT / f"{name}_800.png"), "--size", "800", "800", "--spp", "9",
+                "--filter", "gaussian", "--bounces", "4"]
+        cli_time(args, cache)                      # make sure this path is compiled
+        best = min(cli_time(args, cache) for _ in range(2))
+        rows.append((f"course {name} 800x800, 3x3 jittered (9 spp, Gaussian), 4 bounces, warm", best, ""))
+    lines = [
+        "## Ray tracer: end-to-end render times",
+        "",
+        f"Command: `python benchmarks/bench_render.py`; {datetime.date.today()}, "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.",
+        "Wall time of a whole `raytrace render` process (start-up, load, BVH, render, PNG write).",
+        "",
+        "| what | wall time | target |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {what} | {t:.2f} s | {target} |" for what, t, target in rows]
+    text = "\n".join(lines) + "\n"
+    (REPO / "benchmarks" / "results").mkdir(exist_ok=True)
+    (REPO / "benchmarks" / "results" / "render.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
