@@ -1,0 +1,116 @@
+"""Scene plug-in: ``cloth`` objects, simulated by :mod:`particles` at scene-load time.
+
+    {"type": "cloth", "grid": [24, 24], "size": [2, 2], "layout": "horizontal",
+     "center": [0, 1.6, 0], "pin": "none",
+     "sphere": {"center": [0, 0.8, 0], "radius": 0.6},
+     "integrator": "implicit_euler", "dt": 0.01, "T": 2.5}
+
+A cloth of ``grid`` particles over ``size`` metres starts flat (``layout``: ``vertical``
+in the xy plane, ``horizontal`` in the xz plane; ``center``), with ``pin`` particles
+fixed (``none``, ``top_corners``, ``corners``, ``top_row`` or ``[[i, j], ...]``). It is
+simulated with ``integrator`` at step ``dt`` to time ``T`` under ``gravity``, ``drag``,
+optional ``wind`` and an optional ``sphere`` collider (show it with a ``sphere`` object of
+the same centre and radius and the same transform). The result is a triangle mesh in
+object space with area-weighted smooth normals (``"smooth": false`` for flat shading).
+Keys not given take :data:`particles.cloth.DEFAULTS`; see docs/particles.md.
+"""
+import json
+
+from raytrace.errors import SceneError
+
+import particles
+from particles.cloth import DEFAULTS, PIN_MODES
+from particles.errors import ParticlesError, UnstableSimulationError
+
+_num = {"type": "number"}
+_pos = {"type": "number", "exclusiveMinimum": 0}
+_nonneg = {"type": "number", "minimum": 0}
+_vec3 = {"type": "array", "minItems": 3, "maxItems": 3, "items": _num}
+_pair = {"type": "array", "minItems": 2, "maxItems": 2}
+
+DEFAULT_DT = 0.01
+DEFAULT_T = 2.0
+DEFAULT_INTEGRATOR = "implicit_euler"
+MAX_STEPS = 100_000
+
+PROPERTIES = {
+    "grid": dict(_pair, items={"type": "integer", "minimum": 2, "maximum": 256}),
+    "size": dict(_pair, items=_pos),
+    "layout": {"enum": ["vertical", "horizontal"]},
+    "center": _vec3,
+    "pin": {"oneOf": [
+        {"enum": list(PIN_MODES)},
+        {"type": "array", "items": dict(_pair, items={"type": "integer", "minimum": 0})},
+    ]},
+    "mass": _pos,
+    "stiffness": _nonneg,
+    "shear_stiffness": _nonneg,
+    "flex_stiffness": _nonneg,
+    "damping": _nonneg,
+    "drag": _nonneg,
+    "gravity": _vec3,
+    "wind": _vec3,
+    "wind_coeff": _nonneg,
+    "sphere": {
+        "type": "object", "additionalProperties": False, "required": ["radius"],
+        "properties": {"center": _vec3, "radius": _pos,
+                       "friction": {"type": "number", "minimum": 0, "maximum": 1},
+                       "margin": _nonneg},
+    },
+    "integrator": {"enum": list(particles.INTEGRATORS) + list(particles.ALIASES)},
+    "dt": _pos,
+    "T": _nonneg,
+    "smooth": {"type": "boolean"},
+}
+
+_CACHE = {}
+_FACTORY_KEYS = ("grid", "size", "layout", "center", "pin", "mass", "stiffness",
+                 "shear_stiffness", "flex_stiffness", "damping", "drag", "gravity", "wind",
+                 "wind_coeff")
+
+
+def simulate_cloth(obj):
+    """Simulate the cloth an object describes; returns ``(vertices, faces, normals)``."""
+    kwargs = {k: obj[k] for k in _FACTORY_KEYS if k in obj}
+    if "sphere" in obj:
+        s = obj["sphere"]
+        kwargs["sphere"] = (s.get("center", [0.0, 0.0, 0.0]), s["radius"])
+        kwargs["friction"] = s.get("friction", 0.5)
+        kwargs["sphere_margin"] = s.get("margin", 0.01 * s["radius"])
+    net = particles.cloth(**kwargs)
+    dt = obj.get("dt", DEFAULT_DT)
+    steps = int(round(obj.get("T", DEFAULT_T) / dt))
+    if steps > MAX_STEPS:
+        raise ParticlesError("T", f"T / dt = {steps} steps is more than {MAX_STEPS}; "
+                             "raise dt (implicit_euler is stable at large dt) or lower T")
+    _, states = particles.simulate(net, obj.get("integrator", DEFAULT_INTEGRATOR), dt, steps,
+                                   every=max(steps, 1))
+    return particles.cloth_mesh(net, states[-1])
+
+
+def build_cloth(obj, where, scene_dir):
+    """Plug-in build function: ``(vertices (n,3), faces (m,3), normals (n,3) or None)``."""
+    key = json.dumps({k: v for k, v in obj.items()
+                      if k not in ("type", "material", "transform", "name")}, sort_keys=True)
+    if key not in _CACHE:
+        try:
+            _CACHE[key] = simulate_cloth(obj)
+        except UnstableSimulationError as exc:
+            raise SceneError(f"{where}.dt", exc.message) from None
+        except ParticlesError as exc:
+            field, _, rest = exc.message.partition(":")
+            field = field.split()[0].split("[")[0] if field.strip() else ""
+            if field in PROPERTIES and rest:
+                raise SceneError(f"{where}.{field}", rest.strip()) from None
+            if exc.where in PROPERTIES:
+                raise SceneError(f"{where}.{exc.where}", exc.message) from None
+            raise SceneError(where, str(exc)) from None
+        if len(_CACHE) > 8:
+            _CACHE.pop(next(iter(_CACHE)))
+    vertices, faces, normals = _CACHE[key]
+    return vertices.copy(), faces.copy(), (normals.copy() if obj.get("smooth", True) else None)
+
+
+OBJECT_TYPES = {
+    "cloth": {"properties": PROPERTIES, "required": [], "build": build_cloth},
+}
