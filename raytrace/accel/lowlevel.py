@@ -1,0 +1,78 @@
+"""Low-level helpers for Numba kernels: stack scratch memory, raw pointers, bit tricks.
+
+- ``alloca_i32(n)``, ``alloca_f32(n)``, ``alloca_f64(n)``: pointer to ``n`` (an integer
+  literal) uninitialised elements in the calling function's stack frame, valid until it
+  returns. ``np.empty`` in a kernel is a heap allocation (tens of nanoseconds); a
+  traversal that runs once per ray cannot afford it. Index the pointer (``p[i]``) or view
+  it with ``numba.carray(p, n)``.
+- ``data_ptr(arr)``: the data pointer of a C-contiguous array. Passing raw pointers to a
+  function called once per ray avoids copying whole array structs on every call and the
+  atomic reference-count updates Numba wraps around array variables (a cache line that
+  all threads write). The array must outlive every use of the pointer.
+- ``offset(ptr, n)``: ``ptr + n`` elements.
+- ``ctz(x)``: count of trailing zero bits of a nonzero integer (LLVM ``cttz``).
+"""
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+def _alloca_intrinsic(nbtype):
+    @intrinsic
+    def _alloca(typingctx, n):
+        if not isinstance(n, types.IntegerLiteral):
+            return None
+        size = n.literal_value
+
+        def codegen(context, builder, signature, args):
+            ty = context.get_data_type(nbtype)
+            return cgutils.alloca_once(builder, ty, size=context.get_constant(types.intp, size))
+
+        return types.CPointer(nbtype)(n), codegen
+
+    return _alloca
+
+
+alloca_i32 = _alloca_intrinsic(types.int32)
+alloca_i32.__doc__ = "Pointer to ``n`` int32 in the caller's stack frame (``n`` literal)."
+alloca_f32 = _alloca_intrinsic(types.float32)
+alloca_f32.__doc__ = "Pointer to ``n`` float32 in the caller's stack frame (``n`` literal)."
+alloca_f64 = _alloca_intrinsic(types.float64)
+alloca_f64.__doc__ = "Pointer to ``n`` float64 in the caller's stack frame (``n`` literal)."
+
+
+@intrinsic
+def ctz(typingctx, x):
+    """Number of trailing zero bits of a nonzero integer ``x`` (LLVM ``cttz``)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], cgutils.true_bit)
+
+    return x(x), codegen
+
+
+@intrinsic
+def data_ptr(typingctx, arr):
+    """Pointer to the first element of a C-contiguous array (no reference kept)."""
+    if not (isinstance(arr, types.Array) and arr.layout == "C"):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return context.make_array(arr)(context, builder, args[0]).data
+
+    return types.CPointer(arr.dtype)(arr), codegen
+
+
+@intrinsic
+def offset(typingctx, ptr, n):
+    """``ptr + n`` elements."""
+    if not (isinstance(ptr, types.CPointer) and isinstance(n, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.gep(args[0], [context.cast(builder, args[1], signature.args[1],
+                                                  types.int64)])
+
+    return ptr(ptr, n), codegen

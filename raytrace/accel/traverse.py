@@ -1,0 +1,264 @@
+"""BVH traversal: closest hit and any hit for one ray (Numba, no allocation).
+
+Nodes: the 8 children of a node are slab-tested at once in float32 SIMD against the
+float32 boxes of ``build.py``, which are rounded outwards by 4 ulps; the far distances
+are widened by 2^-19 relative, so rounding can only add nodes, never lose one. Children
+are visited near first; the others wait on an explicit stack with their entry distance
+and are dropped once a closer hit is known. Leaves: 4 triangles at a time with the
+watertight test of Woop et al. (2013) in float64 (see ``simd.block_hits``), so rays
+never slip through edges or vertices shared by two triangles; spheres with
+``raytrace.kernels.shapes.intersect_unit_sphere_xf``.
+"""
+import math
+
+import numpy as np
+from numba import carray, njit
+
+from raytrace.accel.build import BLOCK, LEAF_KIND_TRI, STACK_SIZE, WIDTH
+from raytrace.accel.lowlevel import alloca_f32, alloca_f64, alloca_i32, ctz, data_ptr, offset
+from raytrace.accel.simd import block_hits, child_of, node_mask, tri_id_of
+from raytrace.kernels.shapes import intersect_unit_sphere_xf
+
+INF = math.inf
+_TFAR_SCALE = np.float32(1.0 + 2.0 ** -19)
+_TFAR_SCALE64 = 1.0 + 2.0 ** -19
+_TINY = 1e-30   # stands in for a zero direction component in the reciprocal
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _rcp(d):
+    if d == 0.0:
+        return 1.0 / math.copysign(_TINY, d)
+    return 1.0 / d
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _ray_setup(ox, oy, oz, dx, dy, dz, tmin, tmax, box_ray, tri_ray):
+    """Per-ray constants for ``node_mask`` (``box_ray``, 14 float32) and ``block_hits``
+    (``tri_ray``, 8 float64). Returns the near box rows and the triangle axis order,
+    ``(nx, ny, nz, kx, ky, kz)``."""
+    ix = _rcp(dx)
+    iy = _rcp(dy)
+    iz = _rcp(dz)
+    box_ray[0] = np.float32(ix)
+    box_ray[1] = np.float32(iy)
+    box_ray[2] = np.float32(iz)
+    box_ray[3] = np.float32(-ox * ix)
+    box_ray[4] = np.float32(-oy * iy)
+    box_ray[5] = np.float32(-oz * iz)
+    box_ray[6] = np.float32(ix * _TFAR_SCALE64)
+    box_ray[7] = np.float32(iy * _TFAR_SCALE64)
+    box_ray[8] = np.float32(iz * _TFAR_SCALE64)
+    box_ray[9] = np.float32(-ox * ix * _TFAR_SCALE64)
+    box_ray[10] = np.float32(-oy * iy * _TFAR_SCALE64)
+    box_ray[11] = np.float32(-oz * iz * _TFAR_SCALE64)
+    ft = np.float32(tmin)
+    box_ray[12] = ft if ft <= tmin else np.nextafter(ft, np.float32(-INF))
+    box_ray[13] = np.float32(tmax) * _TFAR_SCALE
+    # watertight test: kz = dominant axis, (kx, ky) the other two keeping the winding
+    if abs(dx) >= abs(dy) and abs(dx) >= abs(dz):
+        kx, ky, kz = 1, 2, 0
+        ik, d1, d2, o1, o2, ok = ix, dy, dz, oy, oz, ox
+    elif abs(dy) >= abs(dz):
+        kx, ky, kz = 2, 0, 1
+        ik, d1, d2, o1, o2, ok = iy, dz, dx, oz, ox, oy
+    else:
+        kx, ky, kz = 0, 1, 2
+        ik, d1, d2, o1, o2, ok = iz, dx, dy, ox, oy, oz
+    if ik < 0.0:
+        kx, ky = ky, kx
+        d1, d2, o1, o2 = d2, d1, o2, o1
+    tri_ray[0] = o1
+    tri_ray[1] = o2
+    tri_ray[2] = ok
+    tri_ray[3] = -d1 * ik
+    tri_ray[4] = -d2 * ik
+    tri_ray[5] = ik
+    tri_ray[6] = tmin
+    tri_ray[7] = tmax
+    return ((0 if ix >= 0.0 else 1), (2 if iy >= 0.0 else 3), (4 if iz >= 0.0 else 5),
+            kx, ky, kz)
+
+
+@njit(cache=True, inline="always")
+def closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """Closest hit of the ray ``o + t d`` with ``tmin < t < tmax``.
+
+    Returns ``(t, kind, index, u, v)``: ``kind`` 0 miss (``t = inf``, index -1),
+    1 triangle, 2 sphere; ``index`` into the original arrays given to ``build_accel``;
+    for triangles the hit point is ``(1-u-v) v0 + u v1 + v v2`` (``u = v = 0`` for
+    spheres). ``d`` need not be unit length; ``t`` is in units of ``|d|``.
+
+    A thin wrapper, inlined into the caller, that hands raw pointers to
+    ``_closest_hit``: passing the six arrays of ``acc`` by value on every call would cost
+    more than a fast traversal.
+    """
+    return _closest_hit(data_ptr(acc.nodes), acc.nodes.shape[0], data_ptr(acc.tris),
+                        data_ptr(acc.sph), data_ptr(acc.sph_id), ox, oy, oz, dx, dy, dz,
+                        tmin, tmax)
+
+
+@njit(cache=True, error_model="numpy")
+def _closest_hit(box, n_nodes, tri, sph, sph_id, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """``closest_hit`` on the pointers to ``acc.nodes, acc.tris, acc.sph, acc.sph_id``."""
+    if n_nodes == 0 or not (tmin < tmax):
+        return INF, 0, -1, 0.0, 0.0
+    best_t = tmax
+    hit_kind = 0
+    hit_slot = -1
+    hit_u = 0.0
+    hit_v = 0.0
+    box_ray = alloca_f32(14)
+    tri_ray = alloca_f64(8)
+    nx, ny, nz, kx, ky, kz = _ray_setup(ox, oy, oz, dx, dy, dz, tmin, best_t, box_ray,
+                                        tri_ray)
+    st_node = alloca_i32(STACK_SIZE)
+    st_t = alloca_f32(STACK_SIZE)
+    dist = alloca_f32(WIDTH)
+    tt = alloca_f64(BLOCK)
+    uu = alloca_f64(BLOCK)
+    vv = alloca_f64(BLOCK)
+    sp = 0
+    node = np.int32(0)
+    while True:
+        if node >= 0:
+            mask = node_mask(box, node, nx, ny, nz, box_ray, dist)
+            if mask != 0:
+                c0 = ctz(mask)
+                mask &= mask - 1
+                if mask == 0:
+                    node = child_of(box, node, c0)
+                    continue
+                c1 = ctz(mask)
+                mask &= mask - 1
+                if mask == 0:
+                    if dist[c0] <= dist[c1]:
+                        st_node[sp] = child_of(box, node, c1)
+                        st_t[sp] = dist[c1]
+                        node = child_of(box, node, c0)
+                    else:
+                        st_node[sp] = child_of(box, node, c0)
+                        st_t[sp] = dist[c0]
+                        node = child_of(box, node, c1)
+                    sp += 1
+                    continue
+                # three or more: push all, sort the pushed run (nearest on top), pop one
+                base = sp
+                st_node[sp] = child_of(box, node, c0)
+                st_t[sp] = dist[c0]
+                sp += 1
+                st_node[sp] = child_of(box, node, c1)
+                st_t[sp] = dist[c1]
+                sp += 1
+                while mask != 0:
+                    c = ctz(mask)
+                    mask &= mask - 1
+                    st_node[sp] = child_of(box, node, c)
+                    st_t[sp] = dist[c]
+                    sp += 1
+                for i in range(base + 1, sp):
+                    tn = st_node[i]
+                    td = st_t[i]
+                    j = i
+                    while j > base and st_t[j - 1] < td:
+                        st_node[j] = st_node[j - 1]
+                        st_t[j] = st_t[j - 1]
+                        j -= 1
+                    st_node[j] = tn
+                    st_t[j] = td
+                sp -= 1
+                node = st_node[sp]
+                continue
+        else:
+            x = ~node
+            cnt = (x >> 1) & 7
+            s0 = x >> 4
+            if (x & 1) == LEAF_KIND_TRI:
+                for blk in range(s0, s0 + cnt):
+                    m = block_hits(tri, blk, kx, ky, kz, tri_ray, tt, uu, vv)
+                    while m != 0:
+                        k = ctz(m)
+                        m &= m - 1
+                        if tt[k] < best_t:
+                            best_t = tt[k]
+                            hit_kind = 1
+                            hit_slot = blk * BLOCK + k
+                            hit_u = uu[k]
+                            hit_v = vv[k]
+            else:
+                for s in range(s0, s0 + cnt):
+                    t = intersect_unit_sphere_xf(carray(offset(sph, 12 * s), (3, 4)), ox, oy,
+                                                 oz, dx, dy, dz, tmin, best_t)
+                    if t < best_t:
+                        best_t = t
+                        hit_kind = 2
+                        hit_slot = s
+            tri_ray[7] = best_t
+            box_ray[13] = np.float32(best_t) * _TFAR_SCALE
+        # pop the next node that may still hold a closer hit
+        found = False
+        while sp > 0:
+            sp -= 1
+            if st_t[sp] <= box_ray[13]:
+                node = st_node[sp]
+                found = True
+                break
+        if not found:
+            break
+    if hit_kind == 0:
+        return INF, 0, -1, 0.0, 0.0
+    if hit_kind == 1:
+        return best_t, 1, tri_id_of(tri, hit_slot // BLOCK, hit_slot % BLOCK), hit_u, hit_v
+    return best_t, 2, sph_id[hit_slot], 0.0, 0.0
+
+
+@njit(cache=True, inline="always")
+def any_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """True when the ray ``o + t d`` hits anything with ``tmin < t < tmax`` (early exit).
+
+    Inlined into the caller like ``closest_hit``."""
+    return _any_hit(data_ptr(acc.nodes), acc.nodes.shape[0], data_ptr(acc.tris),
+                    data_ptr(acc.sph), ox, oy, oz, dx, dy, dz, tmin, tmax)
+
+
+@njit(cache=True, error_model="numpy")
+def _any_hit(box, n_nodes, tri, sph, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """``any_hit`` on the pointers to ``acc.nodes, acc.tris, acc.sph``."""
+    if n_nodes == 0 or not (tmin < tmax):
+        return False
+    box_ray = alloca_f32(14)
+    tri_ray = alloca_f64(8)
+    nx, ny, nz, kx, ky, kz = _ray_setup(ox, oy, oz, dx, dy, dz, tmin, tmax, box_ray, tri_ray)
+    st_node = alloca_i32(STACK_SIZE)
+    dist = alloca_f32(WIDTH)
+    tt = alloca_f64(BLOCK)
+    uu = alloca_f64(BLOCK)
+    vv = alloca_f64(BLOCK)
+    sp = 0
+    node = np.int32(0)
+    while True:
+        if node >= 0:
+            mask = node_mask(box, node, nx, ny, nz, box_ray, dist)
+            while mask != 0:
+                c = ctz(mask)
+                mask &= mask - 1
+                st_node[sp] = child_of(box, node, c)
+                sp += 1
+        else:
+            x = ~node
+            cnt = (x >> 1) & 7
+            s0 = x >> 4
+            if (x & 1) == LEAF_KIND_TRI:
+                for blk in range(s0, s0 + cnt):
+                    if block_hits(tri, blk, kx, ky, kz, tri_ray, tt, uu, vv) != 0:
+                        return True
+            else:
+                for s in range(s0, s0 + cnt):
+                    t = intersect_unit_sphere_xf(carray(offset(sph, 12 * s), (3, 4)), ox, oy,
+                                                 oz, dx, dy, dz, tmin, tmax)
+                    if t < tmax:
+                        return True
+        if sp == 0:
+            return False
+        sp -= 1
+        node = st_node[sp]
