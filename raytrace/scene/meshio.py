@@ -66,7 +66,10 @@ def read_obj(path):
     nn = 0 if normals is None else len(normals)
 
     def resolve(idx, count, n, kind):
-        i = int(idx)
+        try:
+            i = int(idx)
+        except ValueError:
+            raise SceneError(f"line {n}", f"bad face index {idx!r}", file=str(path)) from None
         if i < 0:
             i += count + 1
         if not 1 <= i <= count:
@@ -83,12 +86,9 @@ def read_obj(path):
         vi, ni = [], []
         for c in corners:
             parts = c.split("/")
-            try:
-                vi.append(resolve(parts[0], nv, n, "vertex"))
-                if normals is not None and len(parts) >= 3 and parts[2]:
-                    ni.append(resolve(parts[2], nn, n, "normal"))
-            except ValueError:
-                raise SceneError(f"line {n}", f"bad face index {c!r}", file=str(path)) from None
+            vi.append(resolve(parts[0], nv, n, "vertex"))
+            if normals is not None and len(parts) >= 3 and parts[2]:
+                ni.append(resolve(parts[2], nn, n, "normal"))
         has_n = len(ni) == len(vi)
         for k in range(1, len(vi) - 1):
             faces.append((vi[0], vi[k], vi[k + 1]))
