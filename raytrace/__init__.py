@@ -15,8 +15,8 @@ _numba_cache.configure(_pathlib.Path(__file__).parent)   # before any kernel is 
 
 from .errors import SceneError  # noqa: E402
 from .image import save_image  # noqa: E402
-from .renderer import render, render_aovs  # noqa: E402
+from .renderer import RenderInterrupted, render, render_aovs  # noqa: E402
 from .scene.load import Scene, load_scene  # noqa: E402
 
-__all__ = ["SceneError", "Scene", "load_scene", "render", "render_aovs", "save_image"]
+__all__ = ["SceneError", "Scene", "RenderInterrupted", "load_scene", "render", "render_aovs", "save_image"]
 __version__ = "0.1.0"

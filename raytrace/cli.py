@@ -1,12 +1,20 @@
 """Command line: ``raytrace render`` and ``raytrace convert``.
 
-    raytrace render SCENE.json -o OUT.png [--size W H] [--spp N] [--bounces N]
-                    [--shadows | --no-shadows] [--seed S] [--filter box|tent|gaussian]
+    raytrace render SCENE.json -o OUT.png [--size W H] [--spp N] [--seed S]
+                    [--filter box|tent|gaussian] [--integrator whitted|path]
+                    [--bounces N] [--shadows | --no-shadows] [--max-depth N] [--rr-depth N]
+                    [--sampler sobol|independent]
                     [--depth FILE MIN MAX] [--normals FILE] [--encoding srgb|linear] [--quiet]
     raytrace convert SCENE.txt -o SCENE.json
 
 Bad input prints one line ``raytrace: error: scene.json: objects[3].radius: must be > 0``
 and exits with status 2; no output file is written unless the whole render succeeded.
+
+Ctrl-C during a path-traced render stops after the current pass: the image of the passes
+done is written (atomically, as always), a line on stderr says so, and the exit status
+is 130 (the conventional status of an interrupted program; the image is complete but
+has fewer samples than asked for). A second Ctrl-C, or Ctrl-C while loading or during a
+Whitted render, stops at once and writes nothing (status 130).
 """
 import argparse
 import pathlib
@@ -22,15 +30,24 @@ def _parser():
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("render", help="render a scene to an image",
                        description="Render a scene. PNG output is sRGB-encoded unless "
-                                   "--encoding linear; .pfm output is float, linear.")
+                                   "--encoding linear; .pfm output is float, linear.",
+                       epilog="Ctrl-C during a path-traced render stops after the current pass, "
+                              "writes the image of the passes done and exits with status 130; "
+                              "bad input exits with status 2.")
     r.add_argument("scene", help="scene file (.json, or a course .txt)")
     r.add_argument("-o", "--output", required=True, help="colour image (.png or .pfm)")
     r.add_argument("--size", nargs=2, type=int, metavar=("W", "H"), help="image size in pixels")
     r.add_argument("--spp", type=int, help="samples per pixel (jittered)")
     r.add_argument("--filter", choices=("box", "tent", "gaussian"), help="pixel reconstruction filter")
-    r.add_argument("--bounces", type=int, help="maximum reflection/refraction depth")
+    r.add_argument("--integrator", choices=("whitted", "path"), help="override the scene's integrator")
+    r.add_argument("--bounces", type=int, help="Whitted: maximum reflection/refraction depth")
     r.add_argument("--shadows", dest="shadows", action="store_true", default=None, help="cast shadow rays")
     r.add_argument("--no-shadows", dest="shadows", action="store_false", help="no shadow rays")
+    r.add_argument("--max-depth", type=int, metavar="N",
+                   help="path: longest path (1 = emitters only, 2 = direct light, -1 = unbounded)")
+    r.add_argument("--rr-depth", type=int, metavar="N", help="path: depth at which Russian roulette starts")
+    r.add_argument("--sampler", choices=("sobol", "independent"),
+                   help="path: random numbers, Owen-scrambled Sobol points (default) or independent")
     r.add_argument("--seed", type=int, help="random seed (the image depends only on it)")
     r.add_argument("--depth", nargs=3, metavar=("FILE", "MIN", "MAX"),
                    help="also write the depth image (t - MIN) / (MAX - MIN)")
@@ -72,15 +89,28 @@ def _render(args):
     t0 = time.perf_counter()
     scene = load_scene(args.scene)
     overrides = {"spp": args.spp, "bounces": args.bounces, "shadows": args.shadows,
-                 "seed": args.seed, "filter": args.filter}
+                 "seed": args.seed, "filter": args.filter, "integrator": args.integrator,
+                 "max_depth": args.max_depth, "rr_depth": args.rr_depth, "sampler": args.sampler}
     if args.size:
         overrides["width"], overrides["height"] = args.size
     try:
         settings = rmod.resolve_settings(scene, overrides)
     except SceneError as exc:
-        raise SceneError(f"--{exc.where}", exc.message) from None
+        raise SceneError(f"--{exc.where.replace('_', '-')}", exc.message) from None
     show = not args.quiet and sys.stderr.isatty()
-    image = rmod.render(scene, progress=show, **overrides)
+    try:
+        image = rmod.render(scene, progress=show, **overrides)
+    except rmod.RenderInterrupted as stop:
+        if stop.image is None:
+            raise KeyboardInterrupt from None
+        atomic_write_bytes(args.output, encode_image(args.output, stop.image, args.encoding))
+        print(f"raytrace: interrupted after {stop.spp_done} of {stop.spp_total} samples per pixel; "
+              f"wrote {args.output} ({stop.spp_done} spp)", file=sys.stderr)
+        return 130
+    nonfinite = getattr(scene, "last_nonfinite", 0)
+    if nonfinite:
+        print(f"raytrace: warning: {nonfinite} samples were NaN or infinite and were dropped",
+              file=sys.stderr)
     outputs = [(args.output, encode_image(args.output, image, args.encoding))]
     if args.depth or args.normals:
         t, n = rmod.render_aovs(scene, settings["width"], settings["height"])
@@ -92,7 +122,9 @@ def _render(args):
         atomic_write_bytes(path, data)
     if not args.quiet:
         print(f"wrote {', '.join(p for p, _ in outputs)} ({settings['width']}x{settings['height']}, "
-              f"{settings['spp']} spp, {time.perf_counter() - t0:.2f} s)", file=sys.stderr)
+              f"{settings['spp']} spp, {settings['integrator']}, {time.perf_counter() - t0:.2f} s)",
+              file=sys.stderr)
+    return 0
 
 
 def _convert(args):
@@ -105,9 +137,8 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     try:
         if args.command == "render":
-            _render(args)
-        else:
-            _convert(args)
+            return _render(args)
+        _convert(args)
     except SceneError as exc:
         print(f"raytrace: error: {exc}", file=sys.stderr)
         return 2

@@ -48,8 +48,8 @@ def load_cube_map(folder, where="background.cube_map"):
 
 
 @njit(cache=True)
-def _texel(faces, face, x, y):
-    """Bilinear lookup; x, y in [0, 1] with y = 1 at the top edge of the image.
+def texel_rgb(faces, face, x, y):
+    """Bilinear lookup -> (r, g, b); x, y in [0, 1] with y = 1 at the top edge of the image.
 
     Texel centres sit at (c + 0.5) / w, so a face is sampled symmetrically."""
     h, w = faces.shape[1], faces.shape[2]
@@ -59,33 +59,70 @@ def _texel(faces, face, x, y):
     iy = int(np.floor(fy))
     a = fx - ix
     b = fy - iy
-    r = np.zeros(3)
+    r0 = 0.0
+    r1 = 0.0
+    r2 = 0.0
     for dy in range(2):
         yy = min(max(iy + dy, 0), h - 1)
         wy = b if dy == 1 else 1.0 - b
         for dx in range(2):
             xx = min(max(ix + dx, 0), w - 1)
             wgt = wy * (a if dx == 1 else 1.0 - a)
-            for c in range(3):
-                r[c] += wgt * faces[face, yy, xx, c]
-    return r
+            r0 += wgt * faces[face, yy, xx, 0]
+            r1 += wgt * faces[face, yy, xx, 1]
+            r2 += wgt * faces[face, yy, xx, 2]
+    return r0, r1, r2
+
+
+@njit(cache=True)
+def cube_face_xy(dx, dy, dz):
+    """Face index and position (x, y) in [0, 1]^2 on it (y = 1 at the top) of direction d."""
+    ax, ay, az = abs(dx), abs(dy), abs(dz)
+    if ax >= ay and ax >= az:
+        if dx > 0:
+            return RIGHT, (dz / dx + 1) * 0.5, (dy / dx + 1) * 0.5
+        return LEFT, (dz / dx + 1) * 0.5, 1 - (dy / dx + 1) * 0.5
+    if ay >= ax and ay >= az:
+        if dy > 0:
+            return UP, (dx / dy + 1) * 0.5, (dz / dy + 1) * 0.5
+        return DOWN, 1 - (dx / dy + 1) * 0.5, (dz / dy + 1) * 0.5
+    if dz > 0:
+        return FRONT, 1 - (dx / dz + 1) * 0.5, (dy / dz + 1) * 0.5
+    return BACK, 1 - (dx / dz + 1) * 0.5, 1 - (dy / dz + 1) * 0.5
+
+
+@njit(cache=True)
+def face_xy_direction(face, x, y):
+    """Inverse of :func:`cube_face_xy`: the (not normalised) direction through (x, y) of
+    ``face``, with a = 2x - 1, b = 2y - 1 in [-1, 1] (the face sits at distance 1)."""
+    a = 2.0 * x - 1.0
+    b = 2.0 * y - 1.0
+    if face == RIGHT:
+        return 1.0, b, a
+    if face == LEFT:
+        return -1.0, b, -a
+    if face == UP:
+        return a, 1.0, b
+    if face == DOWN:
+        return a, -1.0, -b
+    if face == FRONT:
+        return -a, b, 1.0
+    return a, b, -1.0
+
+
+@njit(cache=True)
+def cube_rgb(faces, dx, dy, dz):
+    """Radiance (r, g, b) seen in direction (dx, dy, dz) (need not be unit)."""
+    face, x, y = cube_face_xy(dx, dy, dz)
+    return texel_rgb(faces, face, x, y)
 
 
 @njit(cache=True)
 def cube_lookup(faces, dx, dy, dz):
-    """Radiance (3,) seen in direction (dx, dy, dz) (need not be unit)."""
-    ax, ay, az = abs(dx), abs(dy), abs(dz)
-    if ax >= ay and ax >= az:
-        if dx > 0:
-            return _texel(faces, RIGHT, (dz / dx + 1) * 0.5, (dy / dx + 1) * 0.5)
-        return _texel(faces, LEFT, (dz / dx + 1) * 0.5, 1 - (dy / dx + 1) * 0.5)
-    if ay >= ax and ay >= az:
-        if dy > 0:
-            return _texel(faces, UP, (dx / dy + 1) * 0.5, (dz / dy + 1) * 0.5)
-        return _texel(faces, DOWN, 1 - (dx / dy + 1) * 0.5, (dz / dy + 1) * 0.5)
-    if dz > 0:
-        return _texel(faces, FRONT, 1 - (dx / dz + 1) * 0.5, (dy / dz + 1) * 0.5)
-    return _texel(faces, BACK, 1 - (dx / dz + 1) * 0.5, 1 - (dy / dz + 1) * 0.5)
+    """Radiance (3,) array seen in direction (dx, dy, dz) (need not be unit)."""
+    r = np.empty(3)
+    r[0], r[1], r[2] = cube_rgb(faces, dx, dy, dz)
+    return r
 
 
 def face_directions(face, size):

@@ -63,6 +63,12 @@ def read_pfm(path):
     return np.ascontiguousarray(arr.astype(np.float32))
 
 
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path, data):
     """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
     path = pathlib.Path(path)
@@ -71,6 +77,7 @@ def atomic_write_bytes(path, data):
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())        # mkstemp makes 0600; give the usual mode
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -1,23 +1,48 @@
 """Rendering a loaded scene: settings + overrides -> kernel calls -> float image.
 
-The image is rendered in bands of rows so that a progress bar can follow and Ctrl-C stops
-between bands. Results are (H, W, 3) float32 linear radiance, row 0 at the top.
+Two integrators, chosen by the scene's ``integrator.type`` (or the ``integrator``
+override): ``whitted`` renders in bands of rows so that a progress bar can follow;
+``path`` renders progressively, one sample per pixel per pass over the whole image, into
+an accumulation buffer, so that it can stop cleanly between passes (Ctrl-C, or a
+``callback`` raising ``KeyboardInterrupt``) and return the image of the passes done.
+Results are (H, W, 3) float32 linear radiance, row 0 at the top.
 """
+import contextlib
 import math
+import signal
 import sys
+import threading
 
 import numpy as np
 
 from .camera import camera_array
 from .cubemap import load_cube_map
 from .errors import SceneError
+from .kernels import path as pk
 from .kernels import whitted as wk
 from .kernels.sampling import FILTERS, gaussian_inverse_cdf_table
+from .scene.emitters import build_lights
 from .scene.lights import light_arrays
 
 DEFAULTS = {"width": 400, "height": 400, "spp": 1, "filter": "box", "seed": 0,
-            "bounces": 4, "shadows": True, "epsilon": 1e-4}
+            "integrator": "whitted", "bounces": 4, "shadows": True, "epsilon": 1e-4,
+            "max_depth": -1, "rr_depth": 5, "sampler": "sobol"}
 OVERRIDES = tuple(DEFAULTS)
+INTEGRATORS = ("whitted", "path")
+
+
+class RenderInterrupted(KeyboardInterrupt):
+    """A progressive render stopped early (Ctrl-C or a callback raising KeyboardInterrupt).
+
+    ``image``: (H, W, 3) float32 mean of the ``spp_done`` complete passes, or None when
+    none was complete; ``spp_total``: the passes asked for. Uncaught, it behaves like the
+    KeyboardInterrupt it is."""
+
+    def __init__(self, image, spp_done, spp_total):
+        super().__init__(f"render interrupted after {spp_done} of {spp_total} samples per pixel")
+        self.image = image
+        self.spp_done = spp_done
+        self.spp_total = spp_total
 
 
 def resolve_settings(scene, overrides):
@@ -28,43 +53,83 @@ def resolve_settings(scene, overrides):
     s = dict(DEFAULTS)
     for key in ("width", "height", "spp", "filter", "seed"):
         s[key] = scene.setting("image", key, s[key])
-    for key in ("bounces", "shadows", "epsilon"):
+    s["integrator"] = scene.setting("integrator", "type", s["integrator"])
+    for key in ("bounces", "shadows", "epsilon", "max_depth", "rr_depth"):
         s[key] = scene.setting("integrator", key, s[key])
     for key, value in overrides.items():
         if value is not None:
             s[key] = value
-    checks = {"width": 1, "height": 1, "spp": 1, "bounces": 0, "seed": 0}
+    checks = {"width": 1, "height": 1, "spp": 1, "bounces": 0, "seed": 0, "max_depth": -1, "rr_depth": 1}
     for key, lo in checks.items():
-        if not isinstance(s[key], (int, np.integer)) or s[key] < lo:
+        if isinstance(s[key], bool) or not isinstance(s[key], (int, np.integer)) or s[key] < lo:
             raise SceneError(key, f"must be an integer >= {lo}, got {s[key]!r}")
     if s["filter"] not in FILTERS:
         raise SceneError("filter", f"must be one of {', '.join(FILTERS)}, got {s['filter']!r}")
+    if s["sampler"] not in pk.SAMPLERS:
+        raise SceneError("sampler", f"must be one of {', '.join(pk.SAMPLERS)}, got {s['sampler']!r}")
+    if s["integrator"] not in INTEGRATORS:
+        raise SceneError("integrator", f"must be one of {', '.join(INTEGRATORS)}, got {s['integrator']!r}")
+    if not (isinstance(s["epsilon"], (int, float)) and s["epsilon"] > 0 and math.isfinite(s["epsilon"])):
+        raise SceneError("epsilon", f"must be a number > 0, got {s['epsilon']!r}")
     return s
+
+
+def _cube_map(scene):
+    """The scene's cube map (6, S, S, 3) float32, loaded once, or None."""
+    cube_rel = scene.setting("background", "cube_map", None)
+    if cube_rel is None:
+        return None
+    if getattr(scene, "_cube", None) is None:
+        try:
+            scene._cube = load_cube_map(scene.base_dir / cube_rel)
+        except SceneError as exc:
+            raise exc.with_file(scene.name) from None
+    return scene._cube
 
 
 def _environment(scene):
     bg = np.asarray(scene.setting("background", "color", [0.0, 0.0, 0.0]), np.float64)
     ambient = np.asarray(scene.setting("background", "ambient", [0.0, 0.0, 0.0]), np.float64)
-    cube_rel = scene.setting("background", "cube_map", None)
-    if cube_rel is not None:
-        if getattr(scene, "_cube", None) is None:
-            try:
-                scene._cube = load_cube_map(scene.base_dir / cube_rel)
-            except SceneError as exc:
-                raise exc.with_file(scene.name) from None
-        cube = scene._cube
-    else:
-        cube = np.zeros((6, 1, 1, 3), np.float32)
-    return bg, ambient, cube, cube_rel is not None
+    cube = _cube_map(scene)
+    if cube is None:
+        return bg, ambient, np.zeros((6, 1, 1, 3), np.float32), False
+    return bg, ambient, cube, True
 
 
-def render(scene, progress=False, **overrides):
+def scene_lights(scene):
+    """The path tracer's light arrays of ``scene`` (built once, then cached on it)."""
+    if getattr(scene, "_lights", None) is None:
+        scene._lights = build_lights(scene.data, scene.geometry, _cube_map(scene))
+    return scene._lights
+
+
+def render(scene, progress=False, callback=None, **overrides):
     """Render ``scene`` (from :func:`raytrace.load_scene`) -> (H, W, 3) float32 linear.
 
-    Overrides: ``width``, ``height``, ``spp``, ``filter``, ``seed``, ``bounces``,
-    ``shadows``, ``epsilon``. ``progress=True`` shows a tqdm bar on stderr.
+    Overrides: ``width``, ``height``, ``spp``, ``filter``, ``seed``, ``integrator``
+    (``"whitted"`` or ``"path"``), Whitted's ``bounces``, ``shadows``, the path
+    tracer's ``max_depth``, ``rr_depth``, ``sampler`` (``"sobol"``, the default, or
+    ``"independent"``), and ``epsilon`` (ray offset, both).
+    ``progress=True`` shows a tqdm bar on stderr. ``callback(done, total)`` is called
+    after every band of rows (Whitted) or every pass (path; ``done`` = samples per
+    pixel so far). The path tracer stops after the current pass on Ctrl-C (or when
+    ``callback`` raises KeyboardInterrupt) and raises :class:`RenderInterrupted`
+    carrying the image of the passes done.
     """
     s = resolve_settings(scene, overrides)
+    if s["integrator"] == "path":
+        return _render_path(scene, s, progress, callback)
+    return _render_whitted(scene, s, progress, callback)
+
+
+def _progress_bar(progress, total, unit, desc):
+    if not progress:
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, leave=False)
+
+
+def _render_whitted(scene, s, progress, callback):
     cam = camera_array(scene.data["camera"])
     lk, lpos, lcol, latt = light_arrays(scene.data.get("lights", []))
     bg, ambient, cube, has_cube = _environment(scene)
@@ -78,10 +143,7 @@ def render(scene, progress=False, **overrides):
     image = np.zeros((h, w, 3), np.float32)
     # ~1/64 of the image per band, at least a few rows, so the bar moves smoothly
     band = max(4, math.ceil(h / 64))
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=h, unit="row", desc="render", file=sys.stderr, leave=False)
+    bar = _progress_bar(progress, h, "row", "render")
     try:
         for row0 in range(0, h, band):
             row1 = min(h, row0 + band)
@@ -89,9 +151,93 @@ def render(scene, progress=False, **overrides):
                            lk, lpos, lcol, latt, bg, ambient, cube, params, table)
             if bar is not None:
                 bar.update(row1 - row0)
+            if callback is not None:
+                callback(row1, h)
     finally:
         if bar is not None:
             bar.close()
+    return image
+
+
+class _StopFlag:
+    """While active (main thread only), the first SIGINT only sets ``requested``; a second
+    one raises KeyboardInterrupt as usual."""
+
+    def __init__(self, notice=None):
+        self.requested = False
+        self.notice = notice
+        self._old = None
+
+    def _handler(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        if self.notice is not None:
+            self.notice()
+
+    @contextlib.contextmanager
+    def active(self):
+        install = threading.current_thread() is threading.main_thread()
+        if install:
+            try:
+                self._old = signal.signal(signal.SIGINT, self._handler)
+            except ValueError:          # not allowed here (embedded interpreter)
+                install = False
+        try:
+            yield self
+        finally:
+            if install:
+                signal.signal(signal.SIGINT, self._old)
+
+
+def path_params(s):
+    """The path kernel's params array for resolved settings ``s``."""
+    params = np.zeros(pk.PARAMS_SIZE)
+    params[pk.P_WIDTH], params[pk.P_HEIGHT] = s["width"], s["height"]
+    params[pk.P_SPP], params[pk.P_FILTER] = s["spp"], FILTERS[s["filter"]]
+    params[pk.P_SEED], params[pk.P_EPS] = s["seed"], s["epsilon"]
+    params[pk.P_MAX_DEPTH], params[pk.P_RR_DEPTH] = s["max_depth"], s["rr_depth"]
+    params[pk.P_ROW_STRIDE] = pk.row_stride(s["height"])
+    params[pk.P_SAMPLER] = pk.SAMPLERS[s["sampler"]]
+    return params
+
+
+def _render_path(scene, s, progress, callback):
+    cam = camera_array(scene.data["camera"])
+    lights = scene_lights(scene)
+    cube = _cube_map(scene)
+    if cube is None:
+        cube = np.zeros((6, 1, 1, 3), np.float32)
+    params = path_params(s)
+    table = gaussian_inverse_cdf_table()
+    h, w, spp = s["height"], s["width"], s["spp"]
+    accum, nonfinite, counter = pk.new_buffers(h, w)
+    bar = _progress_bar(progress, spp, "spp", "path")
+    note = (lambda: bar.write("stopping after this pass (Ctrl-C again to stop now)", file=sys.stderr)) \
+        if bar is not None else None
+    stop = _StopFlag(note)
+    interrupted = False
+    try:
+        with stop.active():
+            for sample in range(spp):
+                if stop.requested:
+                    break
+                pk.render_pass(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
+                               cube, cam, params, table)
+                if bar is not None:
+                    bar.update(1)
+                if callback is not None:
+                    callback(int(counter[0]), spp)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if bar is not None:
+            bar.close()
+    done = int(counter[0])
+    scene.last_nonfinite = int(nonfinite.sum())
+    image = (accum / done).astype(np.float32) if done > 0 else None
+    if (interrupted or stop.requested) and done < spp:
+        raise RenderInterrupted(image, done, spp)
     return image
 
 

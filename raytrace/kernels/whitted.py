@@ -4,23 +4,25 @@ Fresnel refraction, as an explicit-stack loop (no recursion).
 All radiance is linear RGB. Per light: ``L = color / (attenuation * d^2)`` (point) or
 ``color`` (directional); diffuse ``max(N.L, 0) * L * k_d``; specular
 ``max(L.R, 0)^s * L * k_s`` with ``R`` the mirror of the eye ray; lights behind the
-surface (N.L <= 0) add nothing. Ambient adds ``I_amb * k_d``.
+surface (N.L <= 0) add nothing. Ambient adds ``I_amb * k_d``. A textured ``diffuse``
+replaces ``k_d`` by the texture's value at the hit. Emissive shapes add their emission
+where they are seen from the front (they do not light other surfaces here).
 """
 import math
 
 import numpy as np
 from numba import njit, prange
 
-from ..accel import any_hit, closest_hit
 from ..cubemap import cube_lookup
-from ..scene.build import M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR, M_TRANSMIT
+from ..scene.build import (M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR, M_TEX, M_TRANSMIT,
+                           M_TYPE, MAT_DIFFUSE)
 from .camera_rays import camera_ray
+from .intersect import MISS, PLANE, SPHERE, TRIANGLE, scene_hit, scene_occluded  # noqa: F401
 from .rng import rand01
 from .sampling import warp
-from .shapes import intersect_plane
+from .surface import base_color
 
 INF = math.inf
-MISS, TRIANGLE, SPHERE, PLANE = 0, 1, 2, 3
 MIN_WEIGHT = 1e-5
 
 # params array layout (float64)
@@ -29,30 +31,9 @@ PARAMS_SIZE = 9
 
 
 @njit(cache=True)
-def scene_hit(acc, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    """Closest hit over the BVH and the infinite planes -> (t, kind, index, u, v)."""
-    t, kind, idx, u, v = closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax)
-    for p in range(geo.pl_d.shape[0]):
-        tp = intersect_plane(geo.pl_n[p, 0], geo.pl_n[p, 1], geo.pl_n[p, 2], geo.pl_d[p],
-                             ox, oy, oz, dx, dy, dz, tmin, min(t, tmax))
-        if tp < t:
-            t, kind, idx, u, v = tp, PLANE, p, 0.0, 0.0
-    return t, kind, idx, u, v
-
-
-@njit(cache=True)
-def scene_occluded(acc, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    for p in range(geo.pl_d.shape[0]):
-        if intersect_plane(geo.pl_n[p, 0], geo.pl_n[p, 1], geo.pl_n[p, 2], geo.pl_d[p],
-                           ox, oy, oz, dx, dy, dz, tmin, tmax) < INF:
-            return True
-    return any_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax)
-
-
-@njit(cache=True)
 def surface_normal(geo, kind, idx, u, v, px, py, pz):
-    """World-space unit shading normal (as the geometry defines it, not flipped) and
-    the material row at a hit."""
+    """World-space unit shading normal (as the geometry defines it, not flipped), the
+    material row and the emitter row (-1: none) at a hit."""
     if kind == TRIANGLE:
         w = 1.0 - u - v
         n = geo.tri_n[idx]
@@ -60,6 +41,7 @@ def surface_normal(geo, kind, idx, u, v, px, py, pz):
         ny = w * n[0, 1] + u * n[1, 1] + v * n[2, 1]
         nz = w * n[0, 2] + u * n[1, 2] + v * n[2, 2]
         mat = geo.tri_mat[idx]
+        emit = geo.tri_emit[idx]
     elif kind == SPHERE:
         a = geo.sph_w2o[idx]
         qx = a[0, 0] * px + a[0, 1] * py + a[0, 2] * pz + a[0, 3]
@@ -70,11 +52,13 @@ def surface_normal(geo, kind, idx, u, v, px, py, pz):
         ny = a[0, 1] * qx + a[1, 1] * qy + a[2, 1] * qz
         nz = a[0, 2] * qx + a[1, 2] * qy + a[2, 2] * qz
         mat = geo.sph_mat[idx]
+        emit = geo.sph_emit[idx]
     else:
         nx, ny, nz = geo.pl_n[idx, 0], geo.pl_n[idx, 1], geo.pl_n[idx, 2]
         mat = geo.pl_mat[idx]
+        emit = -1
     inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz)
-    return nx * inv, ny * inv, nz * inv, mat
+    return nx * inv, ny * inv, nz * inv, mat, emit
 
 
 @njit(cache=True)
@@ -110,17 +94,29 @@ def trace_ray(acc, geo, lk, lpos, lcol, latt, bg, ambient, cube, has_cube,
             out[2] += wb * c[2]
             continue
         px, py, pz = ox + t * dx, oy + t * dy, oz + t * dz
-        nx, ny, nz, m = surface_normal(geo, kind, idx, u, v, px, py, pz)
+        nx, ny, nz, m, emit = surface_normal(geo, kind, idx, u, v, px, py, pz)
         cos_i = -(nx * dx + ny * dy + nz * dz)
         entering = cos_i >= 0.0
+        if emit >= 0:
+            front = cos_i
+            if kind == TRIANGLE:      # emission leaves on the side of the true normal
+                front = -(geo.tri_ng[idx, 0] * dx + geo.tri_ng[idx, 1] * dy + geo.tri_ng[idx, 2] * dz)
+            if front > 0.0:
+                em = geo.emission[emit]
+                out[0] += wr * em[0]
+                out[1] += wg * em[1]
+                out[2] += wb * em[2]
         if not entering:            # shade the side the ray came from
             nx, ny, nz, cos_i = -nx, -ny, -nz, -cos_i
-        kd = mats[m, M_DIFFUSE:M_DIFFUSE + 3]
+        if mats[m, M_TEX] >= 0.0 and mats[m, M_TYPE] <= MAT_DIFFUSE:   # textured k_d
+            kd0, kd1, kd2 = base_color(geo, m, M_DIFFUSE, kind, idx, u, v, px, py, pz)
+        else:
+            kd0, kd1, kd2 = mats[m, M_DIFFUSE], mats[m, M_DIFFUSE + 1], mats[m, M_DIFFUSE + 2]
         ks = mats[m, M_SPECULAR:M_SPECULAR + 3]
         shin = mats[m, M_SHININESS]
         # mirror direction of the eye ray
         rx, ry, rz = dx + 2.0 * cos_i * nx, dy + 2.0 * cos_i * ny, dz + 2.0 * cos_i * nz
-        lr, lg, lb = ambient[0] * kd[0], ambient[1] * kd[1], ambient[2] * kd[2]
+        lr, lg, lb = ambient[0] * kd0, ambient[1] * kd1, ambient[2] * kd2
         sx, sy, sz = px + eps * nx, py + eps * ny, pz + eps * nz
         for li in range(lk.shape[0]):
             if lk[li] == 0:
@@ -141,9 +137,9 @@ def trace_ray(acc, geo, lk, lpos, lcol, latt, bg, ambient, cube, has_cube,
                 continue
             ldotr = lx * rx + ly * ry + lz * rz
             spec = ldotr ** shin if ldotr > 0.0 else 0.0
-            lr += fall * lcol[li, 0] * (ndotl * kd[0] + spec * ks[0])
-            lg += fall * lcol[li, 1] * (ndotl * kd[1] + spec * ks[1])
-            lb += fall * lcol[li, 2] * (ndotl * kd[2] + spec * ks[2])
+            lr += fall * lcol[li, 0] * (ndotl * kd0 + spec * ks[0])
+            lg += fall * lcol[li, 1] * (ndotl * kd1 + spec * ks[1])
+            lb += fall * lcol[li, 2] * (ndotl * kd2 + spec * ks[2])
         out[0] += wr * lr
         out[1] += wg * lg
         out[2] += wb * lb
@@ -230,7 +226,7 @@ def render_aov(out_t, out_n, acc, geo, cam):
             t, kind, idx, u, v = scene_hit(acc, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
             out_t[i, j] = t
             if kind != MISS:
-                nx, ny, nz, m = surface_normal(geo, kind, idx, u, v, ox + t * dx, oy + t * dy, oz + t * dz)
+                nx, ny, nz, m, emit = surface_normal(geo, kind, idx, u, v, ox + t * dx, oy + t * dy, oz + t * dz)
                 out_n[i, j, 0], out_n[i, j, 1], out_n[i, j, 2] = nx, ny, nz
             else:
                 out_n[i, j, 0] = out_n[i, j, 1] = out_n[i, j, 2] = 0.0

@@ -1,9 +1,13 @@
 """Scene dict -> flat structure-of-arrays geometry for the kernels.
 
-Triangles (from ``triangle``, ``mesh`` and plug-in objects) are moved to world space once;
-spheres keep a world-to-object affine map of a unit sphere (rays go to object space,
-normals come back by the inverse transpose); planes are stored in world space and tested
-outside the BVH because they are infinite.
+Triangles (from ``triangle``, ``rectangle``, ``cube``, ``mesh`` and plug-in objects) are
+moved to world space once; spheres keep a world-to-object affine map of a unit sphere
+(rays go to object space, normals come back by the inverse transpose); planes are stored
+in world space and tested outside the BVH because they are infinite.
+
+Besides positions and normals every primitive carries texture coordinates (see
+``docs/path-tracing.md``: triangles per corner, spheres and planes computed at the hit)
+and an emitter index (row of ``emission``, -1 for none).
 """
 import pathlib
 from typing import NamedTuple
@@ -11,13 +15,37 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import SceneError
+from ..textures import TextureTable
 from .meshio import read_mesh
+from .objuv import read_obj_texcoords
 from .plugins import plugin_object_types
 from .transforms import check_invertible, compose, to_numpy
 
-# material table columns
+# material table columns: the course's Phong model first (what the Whitted integrator
+# reads), then the path tracer's material type, base colour (+ texture) and roughness
 M_DIFFUSE, M_SPECULAR, M_SHININESS, M_REFLECT, M_TRANSMIT, M_IOR = 0, 3, 6, 7, 10, 13
-MATERIAL_WIDTH = 14
+M_TYPE, M_COLOR, M_TEX, M_ALPHA = 14, 15, 18, 19
+MATERIAL_WIDTH = 20
+# material types (column M_TYPE)
+MAT_PHONG, MAT_DIFFUSE, MAT_CONDUCTOR, MAT_ROUGH_CONDUCTOR, MAT_DIELECTRIC = 0, 1, 2, 3, 4
+MATERIAL_TYPES = {"phong": MAT_PHONG, "diffuse": MAT_DIFFUSE, "conductor": MAT_CONDUCTOR,
+                  "rough_conductor": MAT_ROUGH_CONDUCTOR, "dielectric": MAT_DIELECTRIC}
+MIN_ALPHA = 1e-4     # GGX roughness floor (numerical safety net, documented)
+
+# Mitsuba 3's `cube` mesh (positions, texture coordinates, faces), copied from
+# mi.load_dict({"type": "cube"}) so that UVs and winding match it exactly.
+_CUBE_V = np.array([
+    [1, -1, -1], [1, -1, 1], [-1, -1, 1], [-1, -1, -1], [1, 1, -1], [-1, 1, -1], [-1, 1, 1], [1, 1, 1],
+    [1, -1, -1], [1, 1, -1], [1, 1, 1], [1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1], [-1, -1, 1],
+    [-1, -1, 1], [-1, 1, 1], [-1, 1, -1], [-1, -1, -1], [1, 1, -1], [1, -1, -1], [-1, -1, -1], [-1, 1, -1]],
+    np.float64)
+_CUBE_UV = np.tile(np.array([[0, 1], [1, 1], [1, 0], [0, 0]], np.float64), (6, 1))
+_CUBE_F = np.array([[0, 1, 2], [3, 0, 2], [4, 5, 6], [7, 4, 6], [8, 9, 10], [11, 8, 10], [12, 13, 14],
+                    [15, 12, 14], [16, 17, 18], [19, 16, 18], [20, 21, 22], [23, 20, 22]], np.int64)
+_RECT_V = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], np.float64)
+_RECT_F = np.array([[0, 1, 2], [0, 2, 3]], np.int64)
+# texture coordinates of a triangle without any: (u, v) = barycentrics of v1 and v2
+_BARY_UV = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
 
 
 class Geometry(NamedTuple):
@@ -35,26 +63,78 @@ class Geometry(NamedTuple):
     pl_d: np.ndarray            # (P,) offsets: dot(n, p) = d
     pl_mat: np.ndarray          # (P,) int64
     materials: np.ndarray       # (M, MATERIAL_WIDTH)
+    tri_ng: np.ndarray          # (T,3) unit geometric normal, on the side of the corner normals
+    tri_uv: np.ndarray          # (T,3,2) texture coordinates per corner
+    tri_emit: np.ndarray        # (T,) int64 row of `emission`, -1 = not emissive
+    sph_o2w: np.ndarray         # (S,3,4) unit-sphere space -> world
+    sph_center: np.ndarray      # (S,3) world centre
+    sph_radius: np.ndarray      # (S,) radius when the sphere is round in world space, else 0
+    sph_emit: np.ndarray        # (S,) int64
+    pl_uv: np.ndarray           # (P,2,4) u = pl_uv[p,0,:3].x + pl_uv[p,0,3], v likewise
+    emission: np.ndarray        # (E,3) emitted radiance, linear RGB
+    tex_info: np.ndarray        # (K, TEX_WIDTH) see raytrace.textures
+    tex_texels: np.ndarray      # (N,3) float32 linear texels
 
 
-def material_table(materials):
-    """Named materials -> (names, table). Row 0 is the default grey used when none is given."""
+def _colour_or_texture(value, textures, where):
+    """-> (rgb (3,), texture row or -1); a texture's rgb is its average (a stand-in)."""
+    if isinstance(value, dict):
+        k = textures.add(value, where)
+        return textures.average(k), k
+    return np.asarray(value, np.float64), -1
+
+
+def material_table(materials, textures=None):
+    """Named materials -> (names, table). Row 0 is the default grey used when none is given.
+
+    ``textures`` (a :class:`raytrace.textures.TextureTable`) receives the materials'
+    textures; it may be None when no material uses one."""
     names = ["<default>"] + list(materials)
     table = np.zeros((len(names), MATERIAL_WIDTH))
     table[0, M_DIFFUSE:M_DIFFUSE + 3] = 0.8
+    table[0, M_COLOR:M_COLOR + 3] = 0.8
     table[0, M_SHININESS] = 1.0
     table[0, M_IOR] = 1.5
+    table[:, M_TEX] = -1.0
     for row, name in enumerate(names[1:], 1):
         m = materials[name]
-        spec = m.get("specular", [0.0, 0.0, 0.0])
-        table[row, M_DIFFUSE:M_DIFFUSE + 3] = m.get("diffuse", [0.0, 0.0, 0.0])
-        table[row, M_SPECULAR:M_SPECULAR + 3] = spec
-        table[row, M_SHININESS] = m.get("shininess", 1.0)
-        table[row, M_REFLECT:M_REFLECT + 3] = m.get("reflect", spec)
-        table[row, M_TRANSMIT:M_TRANSMIT + 3] = m.get("transmit", [0.0, 0.0, 0.0])
-        table[row, M_IOR] = m.get("ior", 1.5)
-        if "transmit" in m and "reflect" not in m:
-            table[row, M_REFLECT:M_REFLECT + 3] = 1.0   # Fresnel-weighted mirror ray
+        where = f"materials.{name}"
+        kind = m.get("type", "phong")
+        t = table[row]
+        t[M_TYPE] = MATERIAL_TYPES[kind]
+        t[M_SHININESS] = 1.0
+        t[M_IOR] = 1.5
+        if kind == "phong":
+            spec = m.get("specular", [0.0, 0.0, 0.0])
+            kd, tex = _colour_or_texture(m.get("diffuse", [0.0, 0.0, 0.0]), textures, f"{where}.diffuse")
+            t[M_DIFFUSE:M_DIFFUSE + 3] = kd
+            t[M_SPECULAR:M_SPECULAR + 3] = spec
+            t[M_SHININESS] = m.get("shininess", 1.0)
+            t[M_REFLECT:M_REFLECT + 3] = m.get("reflect", spec)
+            t[M_TRANSMIT:M_TRANSMIT + 3] = m.get("transmit", [0.0, 0.0, 0.0])
+            t[M_IOR] = m.get("ior", 1.5)
+            if "transmit" in m and "reflect" not in m:
+                t[M_REFLECT:M_REFLECT + 3] = 1.0   # Fresnel-weighted mirror ray
+            t[M_COLOR:M_COLOR + 3], t[M_TEX] = kd, tex
+        elif kind == "diffuse":
+            c, tex = _colour_or_texture(m.get("albedo", [0.5, 0.5, 0.5]), textures, f"{where}.albedo")
+            t[M_COLOR:M_COLOR + 3], t[M_TEX] = c, tex
+            t[M_DIFFUSE:M_DIFFUSE + 3] = c                    # Whitted: Lambert k_d
+        elif kind in ("conductor", "rough_conductor"):
+            c, tex = _colour_or_texture(m.get("reflectance", [1.0, 1.0, 1.0]), textures,
+                                        f"{where}.reflectance")
+            t[M_COLOR:M_COLOR + 3], t[M_TEX] = c, tex
+            if kind == "conductor":
+                t[M_REFLECT:M_REFLECT + 3] = c                # Whitted: mirror ray
+            else:
+                alpha = max(float(m.get("alpha", 0.1)), MIN_ALPHA)
+                t[M_ALPHA] = alpha
+                t[M_SPECULAR:M_SPECULAR + 3] = c              # Whitted: Phong highlight
+                t[M_SHININESS] = max(2.0 / (alpha * alpha) - 2.0, 1.0)
+        else:                                                  # dielectric
+            t[M_IOR] = m.get("ior", 1.5)
+            t[M_REFLECT:M_REFLECT + 3] = 1.0                  # Whitted: Fresnel mirror ray
+            t[M_TRANSMIT:M_TRANSMIT + 3] = 1.0                # and refracted ray
     return names, table
 
 
@@ -77,23 +157,54 @@ def vertex_normals(vertices, faces):
     return np.divide(vn, length, out=np.zeros_like(vn), where=length > 0)
 
 
+def plane_axes(n):
+    """The plane's own in-plane axes for a unit object-space normal ``n``: the images of
+    +x and +y under the shortest rotation taking +z to ``n`` (a half turn about x when
+    ``n = -z``). Texture coordinates on a plane are ``(t . p, b . p)`` in object space."""
+    n = np.asarray(n, np.float64)
+    if n[2] < -1.0 + 1e-12:
+        return np.array([1.0, 0.0, 0.0]), np.array([0.0, -1.0, 0.0])
+    k = np.array([-n[1], n[0], 0.0])                 # z x n
+    kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    rot = np.eye(3) + kx + kx @ kx / (1.0 + n[2])
+    return rot[:, 0], rot[:, 1]
+
+
+def _round_sphere_radius(lin):
+    """Radius of the world-space sphere made by the linear map ``lin`` of a unit sphere,
+    or 0 when ``lin`` is not a rotation times a uniform scale (an ellipsoid)."""
+    g = lin.T @ lin
+    r2 = np.trace(g) / 3.0
+    if r2 > 0.0 and np.abs(g - r2 * np.eye(3)).max() <= 1e-9 * r2:
+        return float(np.sqrt(r2))
+    return 0.0
+
+
 class _Builder:
-    def __init__(self, scene_dir, material_rows):
+    def __init__(self, scene_dir, material_rows, table):
         self.scene_dir = pathlib.Path(scene_dir)
         self.material_rows = material_rows
+        self.table = table
         self.tris, self.tri_normals, self.tri_mats = [], [], []
-        self.spheres, self.sphere_mats = [], []
-        self.planes, self.plane_mats = [], []
+        self.tri_uvs, self.tri_emits, self.tri_ngs = [], [], []
+        self.spheres, self.sphere_mats, self.sphere_emits = [], [], []
+        self.planes, self.plane_mats, self.plane_uvs = [], [], []
+        self.emissions = []
         self.plugins = None
 
-    def add_triangles(self, verts, faces, corner_normals, m, mat, where, strict=False):
-        """Add a triangle mesh in object space; corner_normals (F,3,3) or None."""
+    def textured(self, mat):
+        return self.table[mat, M_TEX] >= 0
+
+    def add_triangles(self, verts, faces, corner_normals, m, mat, where, strict=False,
+                      corner_uv=None, emit=-1):
+        """Add a triangle mesh in object space; corner_normals (F,3,3) or None,
+        corner_uv (F,3,2) or None (then (u, v) are the barycentrics of v1, v2)."""
         lin, off = m[:3, :3], m[:3, 3]
         wv = verts @ lin.T + off
         tri = wv[faces]                                            # (F,3,3)
         fn = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
         area2 = np.linalg.norm(fn, axis=1)
-        scale = max(np.abs(tri).max(), 1e-300) ** 2
+        scale = max(np.abs(tri).max(), 1e-300) ** 2 if len(tri) else 1.0
         good = area2 > 1e-14 * scale
         if strict and not good.all():
             raise SceneError(where, "degenerate triangle (its vertices are collinear)")
@@ -108,21 +219,57 @@ class _Builder:
             bad = (length[..., 0] == 0).any(axis=1)
             cn = np.divide(cn, length, out=np.zeros_like(cn), where=length > 0)
             cn[bad] = face_n[bad, None, :]
+        # the geometric normal on the side the shading normals point to (the front side:
+        # the side that emits)
+        flip = np.einsum("ij,ij->i", face_n, cn.sum(axis=1)) < 0.0
+        ng = np.where(flip[:, None], -face_n, face_n)
+        uv = np.broadcast_to(_BARY_UV, (len(tri), 3, 2)) if corner_uv is None else corner_uv[good]
         self.tris.append(tri)
         self.tri_normals.append(cn)
         self.tri_mats.append(np.full(len(tri), mat, np.int64))
+        self.tri_ngs.append(ng)
+        self.tri_uvs.append(np.asarray(uv, np.float64))
+        self.tri_emits.append(np.full(len(tri), emit, np.int64))
 
-    def visit(self, obj, where, parent, inherited_mat):
+    def emitter(self, value):
+        """Row of ``emission`` for an ``emission`` colour (or -1 for none / black)."""
+        if value is None or not any(c > 0.0 for c in value):
+            return -1
+        self.emissions.append(np.asarray(value, np.float64))
+        return len(self.emissions) - 1
+
+    def visit(self, obj, where, parent, inherited_mat, inherited_emission):
         local = to_numpy(compose(obj.get("transform"), where))
         m = parent @ local
         if obj.get("transform"):
             check_invertible(m, f"{where}.transform")
         mat = self.material_rows[obj["material"]] if "material" in obj else inherited_mat
+        emission = obj.get("emission", inherited_emission)
         kind = obj["type"]
         if kind == "group":
             for i, child in enumerate(obj["children"]):
-                self.visit(child, f"{where}.children[{i}]", m, mat)
-        elif kind == "sphere":
+                self.visit(child, f"{where}.children[{i}]", m, mat, emission)
+            return
+        if kind == "plane":
+            if emission is not None and any(c > 0.0 for c in emission):
+                raise SceneError(f"{where}.emission" if "emission" in obj else where,
+                                 "an infinite plane cannot emit (use a rectangle)")
+            n = _unit(obj["normal"], f"{where}.normal")
+            d = float(obj.get("offset", 0.0))
+            p0 = m[:3, :3] @ (n * d) + m[:3, 3]
+            inv_t = np.linalg.inv(m[:3, :3]).T
+            nw = _unit(inv_t @ n, where)
+            self.planes.append(np.concatenate([nw, [nw @ p0]]))
+            self.plane_mats.append(mat)
+            t_axis, b_axis = plane_axes(n)
+            uv = np.zeros((2, 4))
+            for row, axis in enumerate((t_axis, b_axis)):
+                a = inv_t @ axis
+                uv[row, :3], uv[row, 3] = a, -a @ m[:3, 3]
+            self.plane_uvs.append(uv)
+            return
+        emit = self.emitter(emission)
+        if kind == "sphere":
             c = np.asarray(obj.get("center", [0, 0, 0]), np.float64)
             r = float(obj.get("radius", 1.0))
             o2w = m.copy()
@@ -130,14 +277,7 @@ class _Builder:
             o2w[:3, 3] = m[:3, :3] @ c + m[:3, 3]
             self.spheres.append(o2w)
             self.sphere_mats.append(mat)
-        elif kind == "plane":
-            n = _unit(obj["normal"], f"{where}.normal")
-            d = float(obj.get("offset", 0.0))
-            p0 = m[:3, :3] @ (n * d) + m[:3, 3]
-            nw = np.linalg.inv(m[:3, :3]).T @ n
-            nw = _unit(nw, where)
-            self.planes.append(np.concatenate([nw, [nw @ p0]]))
-            self.plane_mats.append(mat)
+            self.sphere_emits.append(emit)
         elif kind == "triangle":
             v = np.asarray(obj["vertices"], np.float64)
             cn = None
@@ -146,7 +286,13 @@ class _Builder:
                 if (np.linalg.norm(cn, axis=1) == 0).any():
                     raise SceneError(f"{where}.normals", "normals must not be zero vectors")
                 cn = cn[None]
-            self.add_triangles(v, np.array([[0, 1, 2]]), cn, m, mat, f"{where}.vertices", strict=True)
+            self.add_triangles(v, np.array([[0, 1, 2]]), cn, m, mat, f"{where}.vertices", strict=True,
+                               emit=emit)
+        elif kind == "rectangle":
+            uv = ((_RECT_V[:, :2] + 1.0) * 0.5)[_RECT_F]
+            self.add_triangles(_RECT_V, _RECT_F, None, m, mat, where, corner_uv=uv, emit=emit)
+        elif kind == "cube":
+            self.add_triangles(_CUBE_V, _CUBE_F, None, m, mat, where, corner_uv=_CUBE_UV[_CUBE_F], emit=emit)
         elif kind == "mesh":
             path = self.scene_dir / obj["file"]
             if not path.is_file():
@@ -158,7 +304,12 @@ class _Builder:
                 cn = None
             elif cn is None:
                 cn = vertex_normals(mesh.vertices, mesh.faces)[mesh.faces]
-            self.add_triangles(mesh.vertices, mesh.faces, cn, m, mat, where)
+            uv = None
+            if self.textured(mat) and path.suffix.lower() == ".obj":
+                uv = read_obj_texcoords(path)
+                if uv is not None and len(uv) != len(mesh.faces):
+                    uv = None
+            self.add_triangles(mesh.vertices, mesh.faces, cn, m, mat, where, corner_uv=uv, emit=emit)
         else:
             if self.plugins is None:
                 self.plugins = plugin_object_types()
@@ -166,9 +317,9 @@ class _Builder:
             verts = np.asarray(verts, np.float64)
             faces = np.asarray(faces, np.int64)
             cn = None if normals is None else np.asarray(normals, np.float64)[faces]
-            self.add_triangles(verts, faces, cn, m, mat, where)
+            self.add_triangles(verts, faces, cn, m, mat, where, emit=emit)
 
-    def geometry(self, table):
+    def geometry(self, table, tex_info, tex_texels):
         def cat(parts, shape, dtype=np.float64):
             return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(shape, dtype), dtype)
         tri = cat(self.tris, (0, 3, 3))
@@ -177,6 +328,7 @@ class _Builder:
         # AABB of an ellipsoid M * unit sphere: centre +- row norms of the linear part
         ext = np.linalg.norm(o2w[:, :3, :3], axis=2) if len(o2w) else np.zeros((0, 3))
         ctr = o2w[:, :3, 3] if len(o2w) else np.zeros((0, 3))
+        radius = np.array([_round_sphere_radius(a[:3, :3]) for a in o2w], np.float64)
         planes = np.array(self.planes).reshape(-1, 4)
         return Geometry(
             tri_v0=np.ascontiguousarray(tri[:, 0]), tri_v1=np.ascontiguousarray(tri[:, 1]),
@@ -189,14 +341,26 @@ class _Builder:
             pl_n=np.ascontiguousarray(planes[:, :3]), pl_d=np.ascontiguousarray(planes[:, 3]),
             pl_mat=np.asarray(self.plane_mats, np.int64),
             materials=np.ascontiguousarray(table),
+            tri_ng=cat(self.tri_ngs, (0, 3)),
+            tri_uv=cat(self.tri_uvs, (0, 3, 2)),
+            tri_emit=cat(self.tri_emits, (0,), np.int64),
+            sph_o2w=np.ascontiguousarray(o2w[:, :3, :]),
+            sph_center=np.ascontiguousarray(ctr),
+            sph_radius=radius,
+            sph_emit=np.asarray(self.sphere_emits, np.int64),
+            pl_uv=np.ascontiguousarray(np.array(self.plane_uvs).reshape(-1, 2, 4)),
+            emission=np.ascontiguousarray(np.array(self.emissions, np.float64).reshape(-1, 3)),
+            tex_info=tex_info, tex_texels=tex_texels,
         )
 
 
 def build_geometry(data, scene_dir):
     """Flatten ``data["objects"]`` (a validated scene dict) into a :class:`Geometry`."""
-    names, table = material_table(data.get("materials", {}))
+    textures = TextureTable(scene_dir)
+    names, table = material_table(data.get("materials", {}), textures)
     rows = {n: i for i, n in enumerate(names)}
-    b = _Builder(scene_dir, rows)
+    b = _Builder(scene_dir, rows, table)
     for i, obj in enumerate(data.get("objects", [])):
-        b.visit(obj, f"objects[{i}]", np.eye(4), 0)
-    return b.geometry(table)
+        b.visit(obj, f"objects[{i}]", np.eye(4), 0, None)
+    tex_info, tex_texels = textures.arrays()
+    return b.geometry(table, tex_info, tex_texels)

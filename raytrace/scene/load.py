@@ -16,7 +16,9 @@ from .validate import validate_scene
 
 class Scene:
     """A loaded scene. ``data`` is the validated dict; ``geometry`` and ``accel`` the
-    arrays the kernels read; ``path`` the file it came from (or None)."""
+    arrays the kernels read; ``path`` the file it came from (or None).
+    ``last_nonfinite``: how many samples of the last path-traced render came out NaN or
+    infinite and were dropped (a safety net; 0 expected)."""
 
     def __init__(self, data, base_dir, path=None):
         self.data = data
@@ -24,6 +26,7 @@ class Scene:
         self.path = path
         self.geometry = None
         self.accel = None
+        self.last_nonfinite = 0
 
     @property
     def name(self):

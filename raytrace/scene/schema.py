@@ -53,6 +53,8 @@ _CORE_OBJECTS = {
         },
         "required": ["vertices"],
     },
+    "rectangle": {"properties": {}, "required": []},
+    "cube": {"properties": {}, "required": []},
     "mesh": {
         "properties": {"file": {"type": "string", "minLength": 1}, "smooth": {"type": "boolean"}},
         "required": ["file"],
@@ -68,6 +70,70 @@ _COMMON_OBJECT_KEYS = {
     "material": {"type": "string"},
     "transform": {"type": "array", "items": {"$ref": "#/$defs/transform_step"}},
     "name": {"type": "string"},
+    "emission": _color,
+}
+
+_texture_or_color = {"anyOf": [_color, {"$ref": "#/$defs/texture"}]}
+_scale2 = {"type": "array", "minItems": 2, "maxItems": 2, "items": _pos}
+
+
+def _typed(type_key_values):
+    """``if type == value then {...}`` branches; ``None`` as a value means "no type key"."""
+    branches = []
+    for value, props, required in type_key_values:
+        then = {"additionalProperties": False, "properties": dict({"type": {}}, **props)}
+        if required:
+            then["required"] = list(required)
+        if value is None:
+            cond = {"not": {"required": ["type"]}}
+        else:
+            cond = {"properties": {"type": {"const": value}}, "required": ["type"]}
+        branches.append({"if": cond, "then": then})
+    return branches
+
+
+_PHONG = {
+    "diffuse": _texture_or_color,
+    "specular": _color,
+    "shininess": _nonneg,
+    "reflect": _color,
+    "transmit": _color,
+    "ior": {"type": "number", "exclusiveMinimum": 0},
+}
+
+_MATERIAL = {
+    "type": "object",
+    "properties": {"type": {"enum": ["phong", "diffuse", "conductor", "rough_conductor", "dielectric"]}},
+    "allOf": _typed([
+        (None, _PHONG, ()),
+        ("phong", _PHONG, ()),
+        ("diffuse", {"albedo": _texture_or_color}, ()),
+        ("conductor", {"reflectance": _texture_or_color}, ()),
+        ("rough_conductor", {"reflectance": _texture_or_color,
+                             "alpha": {"type": "number", "exclusiveMinimum": 0, "maximum": 4}}, ()),
+        ("dielectric", {"ior": {"type": "number", "exclusiveMinimum": 0}}, ()),
+    ]),
+}
+
+_TEXTURE = {
+    "type": "object",
+    "required": ["type"],
+    "properties": {"type": {"enum": ["checkerboard", "image"]}},
+    "allOf": _typed([
+        ("checkerboard", {"color0": _color, "color1": _color, "scale": _scale2}, ()),
+        ("image", {"file": {"type": "string", "minLength": 1}, "scale": _scale2}, ("file",)),
+    ]),
+}
+
+_INTEGRATOR_WHITTED = {
+    "bounces": {"type": "integer", "minimum": 0, "maximum": 64},
+    "shadows": {"type": "boolean"},
+    "epsilon": _pos,
+}
+_INTEGRATOR_PATH = {
+    "max_depth": {"type": "integer", "minimum": -1, "maximum": 65536},
+    "rr_depth": {"type": "integer", "minimum": 1, "maximum": 65536},
+    "epsilon": _pos,
 }
 
 
@@ -132,13 +198,9 @@ def build_schema():
             },
             "integrator": {
                 "type": "object",
-                "additionalProperties": False,
-                "properties": {
-                    "type": {"enum": ["whitted"]},
-                    "bounces": {"type": "integer", "minimum": 0, "maximum": 64},
-                    "shadows": {"type": "boolean"},
-                    "epsilon": _pos,
-                },
+                "properties": {"type": {"enum": ["whitted", "path"]}},
+                "allOf": _typed([(None, _INTEGRATOR_WHITTED, ()), ("whitted", _INTEGRATOR_WHITTED, ()),
+                                 ("path", _INTEGRATOR_PATH, ())]),
             },
             "background": {
                 "type": "object",
@@ -160,18 +222,8 @@ def build_schema():
             "vec3": {"type": "array", "minItems": 3, "maxItems": 3, "items": _num},
             "color": {"type": "array", "minItems": 3, "maxItems": 3, "items": _nonneg},
             "transform_step": _TRANSFORM_STEP,
-            "material": {
-                "type": "object",
-                "additionalProperties": False,
-                "properties": {
-                    "diffuse": _color,
-                    "specular": _color,
-                    "shininess": _nonneg,
-                    "reflect": _color,
-                    "transmit": _color,
-                    "ior": {"type": "number", "exclusiveMinimum": 0},
-                },
-            },
+            "material": _MATERIAL,
+            "texture": _TEXTURE,
             "light": {
                 "type": "object",
                 "required": ["type"],

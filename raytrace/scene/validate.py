@@ -70,7 +70,24 @@ def _describe(err):
         return "must not be empty"
     if v == "oneOf":
         return "must be a number or a list of 3 numbers"
+    if v == "anyOf":
+        return ("must be an RGB colour [r, g, b] or a texture object "
+                "({\"type\": \"checkerboard\" or \"image\", ...})")
     return err.message
+
+
+def _most_specific(err):
+    """For a colour-or-texture ``anyOf`` error, the error of the branch the value was
+    meant for (a dict is a texture, a list a colour); otherwise ``err`` itself."""
+    while err.validator == "anyOf" and err.context:
+        want = dict if isinstance(err.instance, dict) else list
+        branch = 1 if want is dict else 0
+        subs = [e for e in err.context if e.relative_schema_path and e.relative_schema_path[0] == branch]
+        if not isinstance(err.instance, (dict, list)) or not subs:
+            return err
+        depth = max(len(e.absolute_path) for e in subs)
+        err = _errors_sorted([e for e in subs if len(e.absolute_path) == depth])[0]
+    return err
 
 
 def _errors_sorted(errors):
@@ -108,6 +125,22 @@ def _check_materials(data):
     walk(data.get("objects", []), ["objects"])
 
 
+def _check_emission(data):
+    """Planes are infinite: they cannot be area lights (an emitting group may not hold one)."""
+    def walk(objs, path, emitting):
+        for i, obj in enumerate(objs):
+            p = path + [i]
+            em = obj.get("emission")
+            here = emitting if em is None else any(c > 0 for c in em)
+            if obj.get("type") == "plane" and here:
+                where = p + ["emission"] if em is not None else p
+                raise SceneError(json_path(where), "an infinite plane cannot emit (use a rectangle)")
+            if obj.get("type") == "group":
+                walk(obj.get("children", []), p + ["children"], here)
+
+    walk(data.get("objects", []), ["objects"], False)
+
+
 def _check_camera(cam):
     has_dir, has_at = "direction" in cam, "look_at" in cam
     if has_dir == has_at:
@@ -129,7 +162,8 @@ def validate_scene(data):
         # deepest error so that the message names the actual field.
         best = max(errors, key=lambda e: len(e.absolute_path))
         deepest = [e for e in errors if len(e.absolute_path) == len(best.absolute_path)]
-        err = _errors_sorted(deepest)[0]
+        err = _most_specific(_errors_sorted(deepest)[0])
         raise SceneError(json_path(list(err.absolute_path)), _describe(err))
     _check_camera(data["camera"])
     _check_materials(data)
+    _check_emission(data)

@@ -1,0 +1,112 @@
+"""Path tracer core numbers: compile time and paths per second (no Mitsuba needed).
+
+    python benchmarks/bench_path_core.py [--spp 32]
+
+- first render in a fresh process with an empty (cold) and a filled (warm) Numba cache:
+  ``import raytrace``, load scenes/cornell_box.json, one 64 x 64 path-traced pass;
+- paths per second on scenes/cornell_box.json at 256 x 256, max_depth 8, box filter,
+  for both samplers and 1 and 2 threads (best of 3, after a warm-up render);
+- the same for scenes/path_glass.json (dielectrics, a sphere light; max_depth 16).
+
+Writes benchmarks/results/path_core.md. The comparison with Mitsuba (time to a given
+error) is benchmarks/bench_path.py.
+"""
+import argparse
+import datetime
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+FIRST_RENDER = """
+import time
+t0 = time.perf_counter()
+import raytrace
+t1 = time.perf_counter()
+scene = raytrace.load_scene({scene!r})
+t2 = time.perf_counter()
+raytrace.render(scene, width=64, height=64, spp=1)
+t3 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2)
+"""
+
+
+def first_render(cache_dir):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+    code = FIRST_RENDER.format(scene=str(REPO / "scenes" / "cornell_box.json"))
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    total = time.perf_counter() - t0
+    return [float(x) for x in out.stdout.split()] + [total]
+
+
+def paths_per_second(name, spp, threads, sampler, **size):
+    import numba
+
+    import raytrace
+    scene = raytrace.load_scene(REPO / "scenes" / f"{name}.json")
+    w, h = size.get("width", 256), size.get("height", 256)
+    numba.set_num_threads(threads)
+    raytrace.render(scene, width=w, height=h, spp=2, filter="box", sampler=sampler)
+    best = min(_timed(raytrace.render, scene, width=w, height=h, spp=spp, filter="box", sampler=sampler)
+               for _ in range(3))
+    return w * h * spp / best / 1e6, best
+
+
+def _timed(fn, *args, **kw):
+    t0 = time.perf_counter()
+    fn(*args, **kw)
+    return time.perf_counter() - t0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--spp", type=int, default=32, help="samples per pixel of the timed renders (default 32)")
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory() as cold:
+        cold_t = first_render(cold)
+        warm_t = first_render(cold)
+    rows = []
+    for name, size in (("cornell_box", {}), ("path_glass", {"width": 256, "height": 192})):
+        for sampler in ("sobol", "independent"):
+            for threads in (1, 2):
+                mps, t = paths_per_second(name, args.spp, threads, sampler, **size)
+                rows.append(f"| {name} | {sampler} | {threads} | {t:.2f} s | {mps:.2f} |")
+    load = os.getloadavg()
+    lines = [
+        "## Path tracer core: compile time and throughput",
+        "",
+        f"Command: `python benchmarks/bench_path_core.py --spp {args.spp}`; "
+        f"{datetime.datetime.now():%Y-%m-%d %H:%M}, {platform.machine()}, {os.cpu_count()} cores "
+        f"(shared with other engineers; load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end), "
+        f"Python {platform.python_version()}.",
+        "",
+        "First render in a fresh process (import, load scenes/cornell_box.json, one 64 x 64 pass):",
+        "",
+        "| Numba cache | import | load (incl. BVH) | first render | whole process |",
+        "|---|---|---|---|---|",
+        "| cold | " + " | ".join(f"{x:.2f} s" for x in cold_t) + " |",
+        "| warm | " + " | ".join(f"{x:.2f} s" for x in warm_t) + " |",
+        "",
+        f"Throughput, {args.spp} spp, box filter, best of 3 (cornell_box: 256 x 256, max_depth 8; "
+        "path_glass: 256 x 192, max_depth 16):",
+        "",
+        "| scene | sampler | threads | time | M paths/s |",
+        "|---|---|---|---|---|",
+        *rows,
+    ]
+    text = "\n".join(lines) + "\n"
+    out = REPO / "benchmarks" / "results" / "path_core.md"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,288 @@
+"""Light sampling and light pdfs for next-event estimation and MIS (Numba, scalar).
+
+Lights are the entries of :class:`raytrace.scene.emitters.Lights`. Sampling picks an
+entry with probability ``pmf`` and then a direction from the shading point ``p``:
+
+- triangle: a uniform point on its area; pdf (solid angle) ``d^2 / (A cos_l)``;
+- sphere, round and ``p`` outside: a uniform direction in the cone the sphere subtends,
+  pdf ``1 / (2 pi (1 - cos_max))``; ellipsoids: a point uniform in the unit sphere's
+  area mapped to world space, pdf ``d^2 / (cos_l * dA_world/dA_unit * 4 pi)`` with
+  ``dA_world/dA_unit = |det A| |A^-T n|``;
+- point and directional lights: delta (pdf = the entry's probability; no MIS);
+- environment: uniform sphere (constant colour) or texel by texel (cube map), pdf
+  ``pmf_texel / (2/S)^2 * (1 + a^2 + b^2)^(3/2)`` on face coordinates (a, b).
+
+Every returned pdf already includes the entry's selection probability. Area lights
+emit from their front side only (``cos_l > 0``); a sample that sees a back side is
+rejected (ok = False), which matches the zero radiance a BSDF ray would find there.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from ..cubemap import cube_face_xy, cube_rgb, face_xy_direction
+from ..scene.emitters import (ENV_CONSTANT, ENV_CUBE, I_CUBE_SIZE, I_ENV_KIND, LIGHT_DIRECTIONAL,
+                              LIGHT_POINT, LIGHT_SPHERE, LIGHT_TRIANGLE)
+from .frame import orthonormal_basis
+from .surface import affine
+
+INF = math.inf
+INV_4PI = 1.0 / (4.0 * math.pi)
+_FAIL = (False, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
+
+
+@njit(cache=True, inline="always")
+def select_entry(cdf, u):
+    """Index i with cdf[i] <= u < cdf[i+1] (entries of zero probability are skipped)."""
+    n = cdf.shape[0] - 1
+    i = np.searchsorted(cdf, u, side="right") - 1
+    if i < 0:
+        return 0
+    if i >= n:
+        return n - 1
+    return i
+
+
+@njit(cache=True, inline="always")
+def env_radiance(lights, cube, dx, dy, dz):
+    """Radiance of the environment in direction d (need not be unit)."""
+    kind = int(lights.info[I_ENV_KIND])
+    if kind == ENV_CUBE:
+        return cube_rgb(cube, dx, dy, dz)
+    if kind == ENV_CONSTANT:
+        return lights.env_const[0], lights.env_const[1], lights.env_const[2]
+    return 0.0, 0.0, 0.0
+
+
+@njit(cache=True, inline="always")
+def env_direction_pdf(lights, dx, dy, dz):
+    """Solid-angle density of the environment sampler (without the entry probability)
+    for the unit direction d."""
+    kind = int(lights.info[I_ENV_KIND])
+    if kind == ENV_CONSTANT:
+        return INV_4PI
+    if kind != ENV_CUBE:
+        return 0.0
+    s = int(lights.info[I_CUBE_SIZE])
+    face, x, y = cube_face_xy(dx, dy, dz)
+    col = min(max(int(x * s), 0), s - 1)
+    row = min(max(int((1.0 - y) * s), 0), s - 1)
+    a = 2.0 * x - 1.0
+    b = 2.0 * y - 1.0
+    j = 1.0 + a * a + b * b
+    return lights.env_pmf[(face * s + row) * s + col] * (s * s * 0.25) * j * math.sqrt(j)
+
+
+@njit(cache=True)
+def _sphere_cone(geo, s, px, py, pz):
+    """(cx, cy, cz, dc2, r2) or r2 = 0 when the sphere is not round or p is not outside."""
+    r = geo.sph_radius[s]
+    cx, cy, cz = geo.sph_center[s, 0] - px, geo.sph_center[s, 1] - py, geo.sph_center[s, 2] - pz
+    dc2 = cx * cx + cy * cy + cz * cz
+    r2 = r * r
+    if r <= 0.0 or dc2 <= r2:
+        return cx, cy, cz, dc2, 0.0
+    return cx, cy, cz, dc2, r2
+
+
+@njit(cache=True)
+def _ellipsoid_area_factor(geo, s, qx, qy, qz):
+    """dA_world / dA_unit at the unit-sphere point q (object space) and the world normal."""
+    a = geo.sph_o2w
+    w = geo.sph_w2o
+    # A^-T q = (w2o linear)^T q
+    nx = w[s, 0, 0] * qx + w[s, 1, 0] * qy + w[s, 2, 0] * qz
+    ny = w[s, 0, 1] * qx + w[s, 1, 1] * qy + w[s, 2, 1] * qz
+    nz = w[s, 0, 2] * qx + w[s, 1, 2] * qy + w[s, 2, 2] * qz
+    ln = math.sqrt(nx * nx + ny * ny + nz * nz)
+    det = (a[s, 0, 0] * (a[s, 1, 1] * a[s, 2, 2] - a[s, 1, 2] * a[s, 2, 1])
+           - a[s, 0, 1] * (a[s, 1, 0] * a[s, 2, 2] - a[s, 1, 2] * a[s, 2, 0])
+           + a[s, 0, 2] * (a[s, 1, 0] * a[s, 2, 1] - a[s, 1, 1] * a[s, 2, 0]))
+    if ln == 0.0:
+        return 0.0, 0.0, 0.0, 1.0
+    return abs(det) * ln, nx / ln, ny / ln, nz / ln
+
+
+@njit(cache=True)
+def sphere_light_pdf(geo, s, px, py, pz, qx, qy, qz, cos_l):
+    """Solid-angle density (without the entry probability) of sampling point q of emissive
+    sphere s from p, where cos_l is the cosine at q between its normal and q -> p."""
+    cx, cy, cz, dc2, r2 = _sphere_cone(geo, s, px, py, pz)
+    if r2 > 0.0:
+        sin2max = r2 / dc2
+        omc = sin2max / (1.0 + math.sqrt(max(0.0, 1.0 - sin2max)))
+        return 1.0 / (2.0 * math.pi * omc)
+    if cos_l <= 0.0:
+        return 0.0
+    ox, oy, oz = affine(geo.sph_w2o, s, qx, qy, qz)
+    ln = math.sqrt(ox * ox + oy * oy + oz * oz)
+    if ln == 0.0:
+        return 0.0
+    factor, nx, ny, nz = _ellipsoid_area_factor(geo, s, ox / ln, oy / ln, oz / ln)
+    if factor <= 0.0:
+        return 0.0
+    dx, dy, dz = qx - px, qy - py, qz - pz
+    return (dx * dx + dy * dy + dz * dz) * INV_4PI / (factor * cos_l)
+
+
+@njit(cache=True, inline="always")
+def light_pdf_at_hit(lights, geo, kind, idx, px, py, pz, qx, qy, qz, cos_l):
+    """Density (solid angle at p, including the entry probability) with which next-event
+    estimation would have picked the point q that a BSDF ray from p hit on an emitter
+    (kind 1 triangle, 2 sphere); cos_l > 0 is the cosine at q."""
+    if kind == 1:
+        e = lights.tri_entry[idx]
+        if e < 0 or cos_l <= 0.0:
+            return 0.0
+        ax = geo.tri_v1[idx, 0] - geo.tri_v0[idx, 0]
+        ay = geo.tri_v1[idx, 1] - geo.tri_v0[idx, 1]
+        az = geo.tri_v1[idx, 2] - geo.tri_v0[idx, 2]
+        bx = geo.tri_v2[idx, 0] - geo.tri_v0[idx, 0]
+        by = geo.tri_v2[idx, 1] - geo.tri_v0[idx, 1]
+        bz = geo.tri_v2[idx, 2] - geo.tri_v0[idx, 2]
+        cx, cy, cz = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+        area = 0.5 * math.sqrt(cx * cx + cy * cy + cz * cz)
+        if area <= 0.0:
+            return 0.0
+        dx, dy, dz = qx - px, qy - py, qz - pz
+        return lights.pmf[e] * (dx * dx + dy * dy + dz * dz) / (area * cos_l)
+    e = lights.sph_entry[idx]
+    if e < 0:
+        return 0.0
+    return lights.pmf[e] * sphere_light_pdf(geo, idx, px, py, pz, qx, qy, qz, cos_l)
+
+
+@njit(cache=True, inline="always")
+def sample_light(lights, geo, cube, px, py, pz, u0, u1, u2):
+    """Pick a light and a direction from p.
+
+    -> (ok, w (3) unit direction p -> light, dist (distance to the light point; inf for
+    directional and environment lights), value (r, g, b), pdf, is_delta). ``value`` is
+    the emitted radiance for area and environment lights and the incident irradiance
+    term (intensity / d^2, or the directional irradiance) for delta lights; ``pdf``
+    includes the selection probability (for delta lights it is that probability)."""
+    n = lights.pmf.shape[0]
+    if n == 0:
+        return _FAIL
+    e = select_entry(lights.cdf, u0)
+    pmf = lights.pmf[e]
+    if not pmf > 0.0:
+        return _FAIL
+    kind = lights.kind[e]
+    idx = lights.index[e]
+    if kind == LIGHT_TRIANGLE:
+        su = math.sqrt(u1)
+        b0 = 1.0 - su
+        b1 = u2 * su
+        b2 = 1.0 - b0 - b1
+        v0, v1, v2 = geo.tri_v0, geo.tri_v1, geo.tri_v2
+        qx = b0 * v0[idx, 0] + b1 * v1[idx, 0] + b2 * v2[idx, 0]
+        qy = b0 * v0[idx, 1] + b1 * v1[idx, 1] + b2 * v2[idx, 1]
+        qz = b0 * v0[idx, 2] + b1 * v1[idx, 2] + b2 * v2[idx, 2]
+        wx, wy, wz = qx - px, qy - py, qz - pz
+        d2 = wx * wx + wy * wy + wz * wz
+        if not d2 > 0.0:
+            return _FAIL
+        d = math.sqrt(d2)
+        wx, wy, wz = wx / d, wy / d, wz / d
+        cos_l = -(geo.tri_ng[idx, 0] * wx + geo.tri_ng[idx, 1] * wy + geo.tri_ng[idx, 2] * wz)
+        if cos_l <= 0.0:
+            return _FAIL
+        pdf = light_pdf_at_hit(lights, geo, 1, idx, px, py, pz, qx, qy, qz, cos_l)
+        if not (pdf > 0.0 and pdf < INF):
+            return _FAIL
+        e = geo.tri_emit[idx]
+        em = geo.emission
+        return True, wx, wy, wz, d, em[e, 0], em[e, 1], em[e, 2], pdf, False
+    if kind == LIGHT_SPHERE:
+        e = geo.sph_emit[idx]
+        er, eg, eb = geo.emission[e, 0], geo.emission[e, 1], geo.emission[e, 2]
+        cx, cy, cz, dc2, r2 = _sphere_cone(geo, idx, px, py, pz)
+        if r2 > 0.0:
+            dc = math.sqrt(dc2)
+            cx, cy, cz = cx / dc, cy / dc, cz / dc
+            sin2max = r2 / dc2
+            omc = sin2max / (1.0 + math.sqrt(max(0.0, 1.0 - sin2max)))
+            one_minus_cos = u1 * omc
+            cos_t = 1.0 - one_minus_cos
+            sin_t = math.sqrt(max(0.0, one_minus_cos * (2.0 - one_minus_cos)))
+            phi = 2.0 * math.pi * u2
+            tx, ty, tz, bx, by, bz = orthonormal_basis(cx, cy, cz)
+            cp, sp = math.cos(phi) * sin_t, math.sin(phi) * sin_t
+            wx = cp * tx + sp * bx + cos_t * cx
+            wy = cp * ty + sp * by + cos_t * cy
+            wz = cp * tz + sp * bz + cos_t * cz
+            # near root of t^2 - 2 t dc cos_t + (dc2 - r2) = 0, in the stable form c / t_far
+            disc = max(0.0, r2 - dc2 * (1.0 - cos_t * cos_t))
+            t_far = dc * cos_t + math.sqrt(disc)
+            dist = (dc2 - r2) / t_far if t_far > 0.0 else 0.0
+            pdf = pmf / (2.0 * math.pi * omc)
+            if not (dist > 0.0 and pdf < INF):
+                return _FAIL
+            return True, wx, wy, wz, dist, er, eg, eb, pdf, False
+        # ellipsoid (or p inside a round sphere): uniform on the unit sphere's area
+        oz = 1.0 - 2.0 * u1
+        orr = math.sqrt(max(0.0, 1.0 - oz * oz))
+        phi = 2.0 * math.pi * u2
+        ox, oy = orr * math.cos(phi), orr * math.sin(phi)
+        qx, qy, qz = affine(geo.sph_o2w, idx, ox, oy, oz)
+        factor, nx, ny, nz = _ellipsoid_area_factor(geo, idx, ox, oy, oz)
+        wx, wy, wz = qx - px, qy - py, qz - pz
+        d2 = wx * wx + wy * wy + wz * wz
+        if not (d2 > 0.0 and factor > 0.0):
+            return _FAIL
+        d = math.sqrt(d2)
+        wx, wy, wz = wx / d, wy / d, wz / d
+        cos_l = -(nx * wx + ny * wy + nz * wz)
+        if cos_l <= 0.0:
+            return _FAIL
+        pdf = pmf * d2 * INV_4PI / (factor * cos_l)
+        if not pdf < INF:
+            return _FAIL
+        return True, wx, wy, wz, d, er, eg, eb, pdf, False
+    if kind == LIGHT_POINT:
+        wx = lights.delta_pos[idx, 0] - px
+        wy = lights.delta_pos[idx, 1] - py
+        wz = lights.delta_pos[idx, 2] - pz
+        d2 = wx * wx + wy * wy + wz * wz
+        if not d2 > 0.0:
+            return _FAIL
+        d = math.sqrt(d2)
+        val = lights.delta_val
+        return (True, wx / d, wy / d, wz / d, d, val[idx, 0] / d2, val[idx, 1] / d2, val[idx, 2] / d2,
+                pmf, True)
+    if kind == LIGHT_DIRECTIONAL:
+        val = lights.delta_val
+        pos = lights.delta_pos
+        return (True, -pos[idx, 0], -pos[idx, 1], -pos[idx, 2], INF, val[idx, 0], val[idx, 1], val[idx, 2],
+                pmf, True)
+    # environment: reuse u0's position inside the entry's interval for the texel
+    env_kind = int(lights.info[I_ENV_KIND])
+    if env_kind == ENV_CUBE:
+        ur = min(max((u0 - lights.cdf[e]) / pmf, 0.0), 1.0 - 1e-16)
+        s = int(lights.info[I_CUBE_SIZE])
+        t = select_entry(lights.env_cdf, ur)
+        face = t // (s * s)
+        rc = t - face * s * s
+        row = rc // s
+        col = rc - row * s
+        x = (col + u1) / s
+        y = 1.0 - (row + u2) / s
+        wx, wy, wz = face_xy_direction(face, x, y)
+        ln = math.sqrt(wx * wx + wy * wy + wz * wz)
+        wx, wy, wz = wx / ln, wy / ln, wz / ln
+        a = 2.0 * x - 1.0
+        b = 2.0 * y - 1.0
+        j = 1.0 + a * a + b * b
+        pdf = pmf * lights.env_pmf[t] * (s * s * 0.25) * j * math.sqrt(j)
+    else:
+        wz = 1.0 - 2.0 * u1
+        rr = math.sqrt(max(0.0, 1.0 - wz * wz))
+        phi = 2.0 * math.pi * u2
+        wx, wy = rr * math.cos(phi), rr * math.sin(phi)
+        pdf = pmf * INV_4PI
+    if not pdf > 0.0:
+        return _FAIL
+    er, eg, eb = env_radiance(lights, cube, wx, wy, wz)
+    return True, wx, wy, wz, INF, er, eg, eb, pdf, False

@@ -1,0 +1,212 @@
+"""The path tracer against closed forms: furnaces, an interreflection series per
+max_depth, light units, sphere lights, an environment map and textures.
+
+Noise: each check renders twice (seeds 1 and 2); the per-pixel standard deviation of one
+render is estimated as sqrt(mean((A - B)^2) / 2). Pixels must lie within 6 of those of
+the expected value, and image means within 0.5 % (checked to be well above the noise).
+"""
+import math
+
+import numpy as np
+import pytest
+
+import raytrace
+from raytrace.cubemap import cube_lookup, load_cube_map
+from conftest import REPO
+
+E = np.array([0.5, 1.0, 2.0])
+
+
+def path_scene(objects, materials=None, background=None, lights=(), max_depth=-1, rr_depth=5,
+               camera=None, size=8, spp=64):
+    return {
+        "camera": camera or {"center": [0, 0, 4], "look_at": [0, 0, 0], "fov": 30},
+        "image": {"width": size, "height": size, "spp": spp, "filter": "box"},
+        "integrator": {"type": "path", "max_depth": max_depth, "rr_depth": rr_depth},
+        "background": background or {},
+        "materials": materials or {},
+        "lights": list(lights),
+        "objects": list(objects),
+    }
+
+
+def two_renders(scene_dict, base_dir=None, **kw):
+    scene = raytrace.load_scene(scene_dict, base_dir=base_dir)
+    a = raytrace.render(scene, seed=1, **kw).astype(np.float64)
+    b = raytrace.render(scene, seed=2, **kw).astype(np.float64)
+    assert scene.last_nonfinite == 0
+    return a, b
+
+
+def check_against(a, b, expected, mean_tol=0.005, z=6.0):
+    """Both renders agree with ``expected`` (broadcastable to (H, W, 3)) within noise."""
+    expected = np.broadcast_to(np.asarray(expected, np.float64), a.shape)
+    sigma = np.sqrt(np.mean((a - b) ** 2, axis=(0, 1)) / 2)          # per channel
+    for img in (a, b):
+        assert np.all(np.abs(img - expected) <= z * sigma + 1e-6 * np.abs(expected)), \
+            (np.abs(img - expected).max(), sigma)
+    mean_expected = expected.mean(axis=(0, 1))
+    noise_of_mean = sigma / math.sqrt(a.shape[0] * a.shape[1] * 2)
+    assert np.all(noise_of_mean < mean_tol * mean_expected / 4), "too noisy to check the mean"
+    np.testing.assert_allclose(((a + b) / 2).mean(axis=(0, 1)), mean_expected, rtol=mean_tol)
+
+
+@pytest.mark.parametrize("albedo", [1.0, 0.5])
+@pytest.mark.parametrize("max_depth", [-1, 2])
+def test_white_furnace_diffuse_sphere(albedo, max_depth):
+    # A convex object sees only the environment: after one bounce every ray escapes, so
+    # L = albedo * E exactly (no geometric series), for any max_depth >= 2.
+    s = path_scene([{"type": "sphere", "radius": 1, "material": "m"}],
+                   {"m": {"type": "diffuse", "albedo": [albedo] * 3}}, {"color": E.tolist()},
+                   max_depth=max_depth, camera={"center": [0, 0, 4], "look_at": [0, 0, 0], "fov": 16})
+    a, b = two_renders(s)
+    check_against(a, b, albedo * E)
+
+
+@pytest.mark.parametrize("material", [{"type": "dielectric", "ior": 1.5}, {"type": "conductor"},
+                                      {"type": "dielectric", "ior": 1.33}])
+def test_lossless_objects_vanish_in_a_furnace(material):
+    s = path_scene([{"type": "sphere", "radius": 1, "material": "m"},
+                    {"type": "cube", "material": "m", "transform": [{"translate": [0.6, 0.6, 1.2]},
+                                                                   {"scale": 0.3}]}],
+                   {"m": material}, {"color": E.tolist()}, max_depth=200, rr_depth=200, spp=4)
+    a, b = two_renders(s)
+    np.testing.assert_allclose(a, np.broadcast_to(E, a.shape), rtol=1e-9)
+    np.testing.assert_allclose(b, a, rtol=1e-12)
+
+
+def test_white_furnace_under_a_uniform_cube_map(tmp_path):
+    # the cube-map sampler (texel distribution, face Jacobians) against a constant map
+    import imageio.v3 as iio
+    srgb = np.array([120, 180, 220], np.uint8)
+    for face in ("left", "right", "up", "down", "front", "back"):
+        iio.imwrite(tmp_path / f"{face}.png", np.tile(srgb, (4, 4, 1)))
+    lin = load_cube_map(tmp_path)[0, 0, 0].astype(np.float64)
+    s = path_scene([{"type": "sphere", "radius": 1, "material": "m"}],
+                   {"m": {"type": "diffuse", "albedo": [0.9, 0.9, 0.9]}}, {"cube_map": str(tmp_path)},
+                   camera={"center": [0, 0, 4], "look_at": [0, 0, 0], "fov": 16})
+    a, b = two_renders(s)
+    check_against(a, b, 0.9 * lin)
+
+
+RHO, LE = 0.6, np.array([1.0, 0.5, 0.25])
+
+
+@pytest.mark.parametrize("max_depth,rr_depth", [(1, 5), (2, 5), (3, 5), (4, 1), (-1, 5), (-1, 1)])
+def test_interreflection_inside_an_emissive_box_sums_the_series(max_depth, rr_depth):
+    # Inside a closed box whose walls emit Le and reflect with albedo rho, the radiance
+    # leaving any wall after k bounces is Le rho^k: max_depth d (Mitsuba's meaning) shows
+    # Le (1 + rho + ... + rho^(d-1)), unbounded Le / (1 - rho). A mirrored cube faces inwards.
+    box = {"type": "cube", "material": "m", "emission": LE.tolist(), "transform": [{"scale": [-1, 1, 1]}]}
+    s = path_scene([box], {"m": {"type": "diffuse", "albedo": [RHO] * 3}}, max_depth=max_depth,
+                   rr_depth=rr_depth, camera={"center": [0.2, 0.1, 0.3], "look_at": [0, 0, -1], "fov": 70},
+                   size=16, spp=256)
+    a, b = two_renders(s)
+    series = sum(RHO ** k for k in range(max_depth)) if max_depth > 0 else 1 / (1 - RHO)
+    if max_depth == 1:
+        np.testing.assert_allclose(a, np.broadcast_to(LE, a.shape), rtol=1e-12)
+        return
+    # roulette from the first bounce adds variance: check those means to 1 %
+    check_against(a, b, LE * series, mean_tol=0.01 if rr_depth == 1 else 0.005)
+
+
+def test_max_depth_zero_is_black():
+    s = path_scene([{"type": "sphere", "emission": [1, 1, 1]}], background={"color": [1, 1, 1]}, max_depth=0)
+    assert raytrace.render(raytrace.load_scene(s)).max() == 0.0
+
+
+LIGHT_SCENE = dict(
+    objects=[{"type": "plane", "normal": [0, 1, 0], "offset": 0, "material": "m"},
+             {"type": "sphere", "center": [0.7, 0.4, 0.2], "radius": 0.4, "material": "m"}],
+    materials={"m": {"type": "diffuse", "albedo": [0.7, 0.5, 0.3]}},
+    camera={"center": [0.3, 2.5, 3], "look_at": [0.2, 0, 0], "fov": 50})
+
+
+@pytest.mark.parametrize("light", [
+    {"type": "point", "position": [-0.5, 2, 1], "color": [0.8, 0.9, 1.0], "attenuation": 0.3},
+    {"type": "directional", "direction": [0.3, -1, -0.4], "color": [0.8, 0.9, 1.0]},
+])
+def test_delta_lights_have_the_course_units(light):
+    # Direct light only: the path tracer (max_depth 2) equals the Whitted integrator's
+    # diffuse term (no ambient, no specular) pixel for pixel, shadows included.
+    whitted = dict(path_scene(**LIGHT_SCENE, lights=[light], size=12, spp=1))
+    whitted["integrator"] = {"type": "whitted", "bounces": 0}
+    path = path_scene(**LIGHT_SCENE, lights=[light], max_depth=2, size=12, spp=1)
+    w = raytrace.render(raytrace.load_scene(whitted))
+    p = raytrace.render(raytrace.load_scene(path))
+    assert w.max() > 0.05
+    np.testing.assert_allclose(p, w, rtol=1e-5, atol=1e-7)
+
+
+def test_point_light_without_attenuation_falls_off_in_the_path_tracer():
+    light = {"type": "point", "position": [0, 2, 0], "color": [1, 1, 1]}
+    s = path_scene([{"type": "plane", "normal": [0, 1, 0], "material": "m"}],
+                   {"m": {"type": "diffuse", "albedo": [0.5, 0.5, 0.5]}}, lights=[light], max_depth=2,
+                   camera={"type": "orthographic", "center": [0, 1, 0], "direction": [0, -1, 0],
+                           "up": [0, 0, -1], "height": 0.001}, size=1, spp=1)
+    p = raytrace.render(raytrace.load_scene(s))[0, 0]
+    s["integrator"] = {"type": "whitted", "bounces": 0}
+    w = raytrace.render(raytrace.load_scene(s))[0, 0]
+    # intensity pi * I, distance 2: L = rho / pi * pi I / 4; Whitted: rho I (no fall-off)
+    np.testing.assert_allclose(p, 0.5 / 4, rtol=1e-6)
+    np.testing.assert_allclose(w, 0.5, rtol=1e-6)
+
+
+@pytest.mark.parametrize("scale", [None, [1, 1.0001, 1]])
+def test_sphere_light_irradiance(scale):
+    # A point on a plane straight below a sphere light of radius r at height d sees a cone
+    # of half-angle asin(r / d): E = pi Le (r / d)^2 and L = rho E / pi = rho Le r^2 / d^2.
+    # A (barely) non-round sphere is sampled by area instead of by cone: same answer.
+    r, d, le, rho = 0.3, 1.5, 20.0, 0.5
+    lamp = {"type": "sphere", "radius": r, "center": [0, 0, 0], "emission": [le, le, le], "material": "black",
+            "transform": [{"translate": [0, d, 0]}] + ([{"scale": scale}] if scale else [])}
+    s = path_scene([{"type": "plane", "normal": [0, 1, 0], "material": "m"}, lamp],
+                   {"m": {"type": "diffuse", "albedo": [rho] * 3}, "black": {"type": "diffuse", "albedo": [0, 0, 0]}},
+                   max_depth=2, spp=256, size=4,
+                   camera={"type": "orthographic", "center": [0, 0.5, 0], "direction": [0, -1, 0],
+                           "up": [0, 0, -1], "height": 1e-4})
+    a, b = two_renders(s)
+    check_against(a, b, rho * le * r * r / (d * d), mean_tol=0.01)
+
+
+def test_environment_map_lighting_matches_quadrature():
+    # An upward-facing diffuse square under the sky cube map: L = rho / pi * int L_env cos
+    # over the upper hemisphere (quadrature of the bilinear lookup, fine grid in (cos, phi)).
+    sky = REPO / "scenes" / "assets" / "sky"
+    cube = load_cube_map(sky)
+    rho = 0.8
+    n_mu, n_phi = 200, 400
+    mu = (np.arange(n_mu) + 0.5) / n_mu
+    phi = (np.arange(n_phi) + 0.5) / n_phi * 2 * np.pi
+    total = np.zeros(3)
+    for m in mu:
+        s_ = math.sqrt(1 - m * m)
+        for p in phi:
+            total += cube_lookup(cube, s_ * math.cos(p), m, s_ * math.sin(p)) * m
+    expected = rho / math.pi * total * (2 * math.pi / (n_mu * n_phi))
+    s = path_scene([{"type": "rectangle", "material": "m", "transform": [{"rotate_x": -90}, {"scale": 0.01}]}],
+                   {"m": {"type": "diffuse", "albedo": [rho] * 3}}, {"cube_map": str(sky)}, max_depth=2,
+                   spp=256, size=4,
+                   camera={"type": "orthographic", "center": [0, 1, 0], "direction": [0, -1, 0],
+                           "up": [0, 0, -1], "height": 0.001})
+    a, b = two_renders(s)
+    check_against(a, b, expected, mean_tol=0.01)
+
+
+def test_textured_albedo_in_a_furnace():
+    # an infinite textured plane under a uniform sky: each point shows albedo(uv) * E
+    c0, c1 = [0.9, 0.5, 0.1], [0.1, 0.4, 0.8]
+    tex = {"type": "checkerboard", "color0": c0, "color1": c1}
+    s = path_scene([{"type": "plane", "normal": [0, 0, 1], "material": "m"}],
+                   {"m": {"type": "diffuse", "albedo": tex}}, {"color": E.tolist()}, max_depth=2, size=4,
+                   camera={"type": "orthographic", "center": [0.5, 0.5, 3], "direction": [0, 0, -1],
+                           "height": 1.0}, spp=64)
+    a, b = two_renders(s)
+    # pixel (i, j) centre sees (x, y) = (j + 0.5) / 4, 1 - (i + 0.5) / 4; box filter: a
+    # pixel averages its square, which lies inside one checker cell here
+    expected = np.zeros((4, 4, 3))
+    for i in range(4):
+        for j in range(4):
+            x, y = (j + 0.5) / 4, 1 - (i + 0.5) / 4
+            expected[i, j] = (c0 if (x > 0.5) == (y > 0.5) else c1)
+    check_against(a, b, expected * E)
