@@ -72,6 +72,7 @@ def _render(args):
 
     from . import renderer as rmod
     from .image import depth_image, encode_image, atomic_write_bytes, normal_image
+    from . import warmup
     from .scene.load import load_scene
 
     _check_output(args.output, "-o")
@@ -87,7 +88,11 @@ def _render(args):
     if args.normals:
         _check_output(args.normals, "--normals")
     t0 = time.perf_counter()
-    scene = load_scene(args.scene)
+    compiling = warmup.start(warmup.integrator_of(args.scene, args.integrator))
+    try:
+        scene = load_scene(args.scene)
+    finally:
+        warmup.wait(compiling)
     overrides = {"spp": args.spp, "bounces": args.bounces, "shadows": args.shadows,
                  "seed": args.seed, "filter": args.filter, "integrator": args.integrator,
                  "max_depth": args.max_depth, "rr_depth": args.rr_depth, "sampler": args.sampler}

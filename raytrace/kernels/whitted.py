@@ -175,10 +175,11 @@ def trace_ray(acc, geo, lk, lpos, lcol, latt, bg, ambient, cube, has_cube,
     return out
 
 
-@njit(cache=True, parallel=True)
-def render_rows(row0, row1, out, acc, geo, cam, lk, lpos, lcol, latt, bg, ambient, cube,
-                params, filter_table):
-    """Render image rows [row0, row1) into ``out`` ((row1 - row0, W, 3) float32)."""
+@njit(cache=True)
+def render_row(i, out_row, acc, geo, cam, lk, lpos, lcol, latt, bg, ambient, cube, params,
+               filter_table, stack):
+    """Render image row ``i`` into ``out_row`` ((W, 3) float32). Kept out of the parallel
+    loop so that the parallel kernel stays small and quick to compile."""
     width, height = int(params[P_WIDTH]), int(params[P_HEIGHT])
     spp, fkind = int(params[P_SPP]), int(params[P_FILTER])
     bounces, shadows, eps = int(params[P_BOUNCES]), params[P_SHADOWS] > 0.0, params[P_EPS]
@@ -186,31 +187,39 @@ def render_rows(row0, row1, out, acc, geo, cam, lk, lpos, lcol, latt, bg, ambien
     n = int(math.sqrt(spp))
     if n * n != spp:
         n = 0                     # not a square: independent jitter
+    for j in range(width):
+        pixel = i * width + j
+        cr = cg = cb = 0.0
+        for s in range(spp):
+            if spp == 1:
+                ox_, oy_ = 0.0, 0.0               # one sample: the pixel centre
+            else:
+                u1 = rand01(seed, pixel, s, 0)
+                u2 = rand01(seed, pixel, s, 1)
+                if n > 0:
+                    u1 = (s % n + u1) / n
+                    u2 = (s // n + u2) / n
+                ox_, oy_ = warp(u1, fkind, filter_table), warp(u2, fkind, filter_table)
+            ro0, ro1, ro2, rd0, rd1, rd2 = camera_ray(cam, width, height, j + 0.5 + ox_, i + 0.5 + oy_)
+            c = trace_ray(acc, geo, lk, lpos, lcol, latt, bg, ambient, cube, has_cube,
+                          ro0, ro1, ro2, rd0, rd1, rd2, bounces, shadows, eps, stack)
+            cr += c[0]
+            cg += c[1]
+            cb += c[2]
+        out_row[j, 0] = cr / spp
+        out_row[j, 1] = cg / spp
+        out_row[j, 2] = cb / spp
+
+
+@njit(cache=True, parallel=True)
+def render_rows(row0, row1, out, acc, geo, cam, lk, lpos, lcol, latt, bg, ambient, cube,
+                params, filter_table):
+    """Render image rows [row0, row1) into ``out`` ((row1 - row0, W, 3) float32)."""
+    bounces = int(params[P_BOUNCES])
     for r in prange(row1 - row0):
-        i = row0 + r
         stack = np.empty((2 * bounces + 4, 10))
-        for j in range(width):
-            pixel = i * width + j
-            cr = cg = cb = 0.0
-            for s in range(spp):
-                if spp == 1:
-                    ox_, oy_ = 0.0, 0.0               # one sample: the pixel centre
-                else:
-                    u1 = rand01(seed, pixel, s, 0)
-                    u2 = rand01(seed, pixel, s, 1)
-                    if n > 0:
-                        u1 = (s % n + u1) / n
-                        u2 = (s // n + u2) / n
-                    ox_, oy_ = warp(u1, fkind, filter_table), warp(u2, fkind, filter_table)
-                ro0, ro1, ro2, rd0, rd1, rd2 = camera_ray(cam, width, height, j + 0.5 + ox_, i + 0.5 + oy_)
-                c = trace_ray(acc, geo, lk, lpos, lcol, latt, bg, ambient, cube, has_cube,
-                              ro0, ro1, ro2, rd0, rd1, rd2, bounces, shadows, eps, stack)
-                cr += c[0]
-                cg += c[1]
-                cb += c[2]
-            out[r, j, 0] = cr / spp
-            out[r, j, 1] = cg / spp
-            out[r, j, 2] = cb / spp
+        render_row(row0 + r, out[r], acc, geo, cam, lk, lpos, lcol, latt, bg, ambient, cube,
+                   params, filter_table, stack)
 
 
 @njit(cache=True, parallel=True)

@@ -1,0 +1,80 @@
+"""Compile the integrator kernel in a second process while this one loads the scene.
+
+With an empty Numba cache a first render pays two compiles one after the other: the BVH
+builder (inside ``load_scene``) and the integrator kernel (inside ``render``). On a machine
+with two or more cores, :func:`start` compiles the integrator in a child process, which
+renders a one-pixel scene with an empty BVH (so it does not compile the builder too) and
+thereby fills the on-disk cache; the parent loads the scene meanwhile, then :func:`wait`\\ s
+and loads the kernel from the cache. Nothing happens when the kernel is already cached,
+with one core, or when ``RAYTRACE_NO_WARMUP`` is set.
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+_CHILD = "import sys, raytrace.warmup as w; w.compile_here(sys.argv[1])"
+
+
+def _kernel(integrator):
+    if integrator == "path":
+        from .kernels.path import render_pass
+        return render_pass
+    from .kernels.whitted import render_rows
+    return render_rows
+
+
+def is_cached(integrator):
+    """True when the kernel's cache index exists (some overload was compiled before)."""
+    cache_file = getattr(getattr(_kernel(integrator), "_cache", None), "_cache_file", None)
+    index = getattr(cache_file, "_index_path", None)
+    return index is None or os.path.exists(index)
+
+
+def integrator_of(scene_path, override=None):
+    """The integrator a scene file asks for (cheap peek; 'whitted' when unsure)."""
+    if override:
+        return override
+    path = pathlib.Path(scene_path)
+    if path.suffix.lower() != ".json":
+        return "whitted"
+    try:
+        kind = json.loads(path.read_text()).get("integrator", {}).get("type", "whitted")
+    except (OSError, ValueError, AttributeError):
+        return "whitted"
+    return kind if kind in ("whitted", "path") else "whitted"
+
+
+def start(integrator):
+    """Start the child compile when it would help; returns the process or None."""
+    if os.environ.get("RAYTRACE_NO_WARMUP") or (os.cpu_count() or 1) < 2 or is_cached(integrator):
+        return None
+    try:
+        return subprocess.Popen([sys.executable, "-c", _CHILD, integrator],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+
+
+def wait(proc, timeout=300):
+    """Wait for the child (if any); a failed or slow child only costs the parent a compile."""
+    if proc is None:
+        return
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def compile_here(integrator):
+    """Child side: render one pixel of a scene with an empty BVH (a plane only)."""
+    import raytrace
+    scene = raytrace.load_scene({
+        "camera": {"center": [0, 1, 0], "direction": [0, -1, 0], "up": [0, 0, -1]},
+        "integrator": {"type": integrator},
+        "lights": [{"type": "directional", "direction": [0, -1, 0]}],
+        "objects": [{"type": "plane", "normal": [0, 1, 0]}],
+    })
+    raytrace.render(scene, width=1, height=1, spp=1)
