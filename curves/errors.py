@@ -15,3 +15,14 @@ class CurveFileError(ValueError):
         self.message = message
         where = f"line {line}: " if line is not None else ""
         super().__init__(f"{self.path}: {where}{message}")
+
+
+def read_text_file(path):
+    """The text of ``path``; CurveFileError (naming the file) when unreadable or binary."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as e:
+        raise CurveFileError(path, None, f"cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise CurveFileError(path, None, "not a text file") from None

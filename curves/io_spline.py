@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import CurveFileError
+from .errors import CurveFileError, read_text_file
 
 HEADERS = {
     ("bezier", "curve"): ("bezier", "curve"),
@@ -121,14 +121,7 @@ def _is_float(s):
 
 def read_spline(path):
     """Read a ``.spline`` file. Raises ``CurveFileError`` naming the file and line."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as e:
-        raise CurveFileError(path, None, f"cannot read: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise CurveFileError(path, None, "not a text file") from None
-    return parse_spline(text, path)
+    return parse_spline(read_text_file(path), path)
 
 
 def format_spline(points, basis="bezier", kind="curve"):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .curve import Circle, Curve
-from .errors import CurveFileError
+from .errors import CurveFileError, read_text_file
 
 CURVE_TYPES = {"bez2": ("bezier", 2), "bez3": ("bezier", 3),
                "bsp2": ("bspline", 2), "bsp3": ("bspline", 3)}
@@ -220,11 +220,4 @@ def parse_swp(text, path="<string>"):
 
 def read_swp(path):
     """Read a ``.swp`` file. Raises ``CurveFileError`` naming the file and line."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as e:
-        raise CurveFileError(path, None, f"cannot read: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise CurveFileError(path, None, "not a text file") from None
-    return parse_swp(text, path)
+    return parse_swp(read_text_file(path), path)
