@@ -17,7 +17,6 @@ import numpy as np
 from ..errors import SceneError
 from ..textures import TextureTable
 from .meshio import read_mesh
-from .objuv import read_obj_texcoords
 from .plugins import plugin_object_types
 from .transforms import check_invertible, compose, to_numpy
 
@@ -304,11 +303,7 @@ class _Builder:
                 cn = None
             elif cn is None:
                 cn = vertex_normals(mesh.vertices, mesh.faces)[mesh.faces]
-            uv = None
-            if self.textured(mat) and path.suffix.lower() == ".obj":
-                uv = read_obj_texcoords(path)
-                if uv is not None and len(uv) != len(mesh.faces):
-                    uv = None
+            uv = mesh.corner_uvs if self.textured(mat) else None
             self.add_triangles(mesh.vertices, mesh.faces, cn, m, mat, where, corner_uv=uv, emit=emit)
         else:
             if self.plugins is None:

@@ -14,12 +14,16 @@ from ..errors import SceneError
 
 class Mesh:
     """A triangle mesh: ``vertices`` (n,3) float64, ``faces`` (m,3) int64 and optionally
-    per-face-corner ``normals`` (m,3,3) float64 (None when the file has none)."""
+    per-face-corner ``corner_normals`` (m,3,3) and texture coordinates ``corner_uvs``
+    (m,3,2) float64 (None when the file does not give them for every corner). UVs have
+    ``v`` flipped (``1 - v``): OBJ puts ``v = 0`` at the bottom of an image, our (and
+    Mitsuba's) image lookup at the top."""
 
-    def __init__(self, vertices, faces, corner_normals=None):
+    def __init__(self, vertices, faces, corner_normals=None, corner_uvs=None):
         self.vertices = vertices
         self.faces = faces
         self.corner_normals = corner_normals
+        self.corner_uvs = corner_uvs
 
 
 def _floats(rows, path, lineno, what, count):
@@ -47,7 +51,7 @@ def read_obj(path):
         text = path.read_text(errors="replace")
     except OSError as exc:
         raise SceneError(None, f"cannot read mesh file: {exc.strerror}", file=str(path)) from None
-    v_rows, v_no, vn_rows, vn_no, f_rows, f_no = [], [], [], [], [], []
+    v_rows, v_no, vn_rows, vn_no, vt_rows, vt_no, f_rows, f_no = [], [], [], [], [], [], [], []
     for n, line in enumerate(text.splitlines(), 1):
         if line.startswith("v "):
             v_rows.append(line)
@@ -58,12 +62,17 @@ def read_obj(path):
         elif line.startswith("vn "):
             vn_rows.append(line)
             vn_no.append(n)
+        elif line.startswith("vt "):
+            vt_rows.append(line)
+            vt_no.append(n)
     if not v_rows or not f_rows:
         raise SceneError(None, "mesh file has no vertices or no faces ('v' / 'f' lines)", file=str(path))
     verts = _floats(v_rows, str(path), v_no, "vertex", 3)
     normals = _floats(vn_rows, str(path), vn_no, "normal", 3) if vn_rows else None
+    uvs = _floats(vt_rows, str(path), vt_no, "texture coordinate", 2) if vt_rows else None
     nv = len(verts)
     nn = 0 if normals is None else len(normals)
+    nt = 0 if uvs is None else len(uvs)
 
     def resolve(idx, count, n, kind):
         try:
@@ -77,29 +86,38 @@ def read_obj(path):
                              file=str(path))
         return i - 1
 
-    faces, corner_n = [], []
+    faces, corner_n, corner_t = [], [], []
     for line, n in zip(f_rows, f_no):
         corners = line.split()[1:]
         if len(corners) < 3:
             raise SceneError(f"line {n}", f"a face needs at least 3 vertices: {line.strip()!r}",
                              file=str(path))
-        vi, ni = [], []
+        vi, ni, ti = [], [], []
         for c in corners:
             parts = c.split("/")
             vi.append(resolve(parts[0], nv, n, "vertex"))
+            if uvs is not None and len(parts) >= 2 and parts[1]:
+                ti.append(resolve(parts[1], nt, n, "texture coordinate"))
             if normals is not None and len(parts) >= 3 and parts[2]:
                 ni.append(resolve(parts[2], nn, n, "normal"))
-        has_n = len(ni) == len(vi)
+        has_n, has_t = len(ni) == len(vi), len(ti) == len(vi)
         for k in range(1, len(vi) - 1):
             faces.append((vi[0], vi[k], vi[k + 1]))
             corner_n.append((ni[0], ni[k], ni[k + 1]) if has_n else (-1, -1, -1))
+            corner_t.append((ti[0], ti[k], ti[k + 1]) if has_t else (-1, -1, -1))
     faces = np.asarray(faces, dtype=np.int64)
     cn = None
     if normals is not None:
         idx = np.asarray(corner_n, dtype=np.int64)
         if (idx >= 0).all():
             cn = normals[idx]
-    return Mesh(verts, faces, cn)
+    ct = None
+    if uvs is not None:
+        idx = np.asarray(corner_t, dtype=np.int64)
+        if (idx >= 0).all():
+            ct = uvs[idx]
+            ct[..., 1] = 1.0 - ct[..., 1]
+    return Mesh(verts, faces, cn, ct)
 
 
 def read_mesh(path):
