@@ -50,6 +50,7 @@ import tempfile
 import numpy as np
 
 from raytrace.errors import SceneError
+from raytrace.scene.transforms import compose, to_numpy
 
 __all__ = ["parse_course_scene", "convert_file", "main"]
 
@@ -207,24 +208,6 @@ class _Reader:
         return numbers[0] if want == 1 else numbers
 
 
-def _matrix(steps):
-    """4x4 float64 matrix of our transform steps, composed left to right (``M = M @ S``)."""
-    m = np.eye(4)
-    for step in steps:
-        (kind, v), = step.items()
-        s = np.eye(4)
-        if kind == "translate":
-            s[:3, 3] = v
-        elif kind == "scale":
-            s[[0, 1, 2], [0, 1, 2]] = v
-        else:
-            c, sn = math.cos(math.radians(v)), math.sin(math.radians(v))
-            i, j = {"rotate_x": (1, 2), "rotate_y": (2, 0), "rotate_z": (0, 1)}[kind]
-            s[i, i], s[i, j], s[j, i], s[j, j] = c, -sn, sn, c
-        m = m @ s
-    return m
-
-
 class _Converter:
     """Turns the parsed block tree into our JSON scene dict."""
 
@@ -344,7 +327,7 @@ class _Converter:
                 obj = self.object(b)
             else:
                 light = b
-        world = parent_world @ _matrix(transform or ())
+        world = parent_world @ to_numpy(compose(transform or (), "Transform"))
         if light is not None:
             self.lights.append(self.light(light, world))
         kids = [o for o in (self.node(c, world) for c in children) if o is not None]
