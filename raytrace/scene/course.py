@@ -45,11 +45,11 @@ import os
 import pathlib
 import re
 import sys
-import tempfile
 
 import numpy as np
 
 from raytrace.errors import SceneError
+from raytrace.image import atomic_write_bytes
 from raytrace.scene.transforms import compose, to_numpy
 
 __all__ = ["parse_course_scene", "convert_file", "main"]
@@ -441,20 +441,7 @@ def convert_file(src_txt, dst_json):
                                                   src_dir, dst_dir)
     _rebase_objects(scene["objects"], src_dir, dst_dir)
     text = _dumps(scene)
-    dst_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dst_dir, prefix=f".{dst_json.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dst_json)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    atomic_write_bytes(dst_json, text.encode("utf-8"))
     return scene
 
 
