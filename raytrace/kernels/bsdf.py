@@ -233,15 +233,3 @@ def bsdf_sample(mats, m, cr, cg, cb, eta, wix, wiy, wiz, u0, u1, u2):
         return -wix, -wiy, wiz, 1.0, 1.0, 1.0, f, True, 1.0
     s = 1.0 / (eta * eta)
     return -wix / eta, -wiy / eta, -cos_t, s, s, s, 1.0 - f, True, eta
-
-
-@njit(cache=True)
-def bsdf_is_dielectric(mats, m):
-    """True for materials whose sides differ (refraction): the integrator then keeps
-    track of inside and outside."""
-    kind = int(mats[m, M_TYPE])
-    if kind == MAT_DIELECTRIC:
-        return True
-    if kind == MAT_PHONG:
-        return mats[m, M_TRANSMIT] + mats[m, M_TRANSMIT + 1] + mats[m, M_TRANSMIT + 2] > 0.0
-    return False

@@ -13,14 +13,14 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..cubemap import cube_lookup
+from ..cubemap import cube_rgb
 from ..scene.build import (M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR, M_TEX, M_TRANSMIT,
                            M_TYPE, MAT_DIFFUSE)
 from .camera_rays import camera_ray
 from .intersect import MISS, PLANE, SPHERE, TRIANGLE, scene_hit, scene_occluded  # noqa: F401
 from .rng import rand01
 from .sampling import warp
-from .surface import base_color
+from .surface import base_color, hit_normals
 
 INF = math.inf
 MIN_WEIGHT = 1e-5
@@ -30,42 +30,12 @@ P_WIDTH, P_HEIGHT, P_SPP, P_FILTER, P_BOUNCES, P_SHADOWS, P_EPS, P_SEED, P_HAS_C
 PARAMS_SIZE = 9
 
 
-@njit(cache=True)
-def surface_normal(geo, kind, idx, u, v, px, py, pz):
-    """World-space unit shading normal (as the geometry defines it, not flipped), the
-    material row and the emitter row (-1: none) at a hit."""
-    if kind == TRIANGLE:
-        w = 1.0 - u - v
-        n = geo.tri_n[idx]
-        nx = w * n[0, 0] + u * n[1, 0] + v * n[2, 0]
-        ny = w * n[0, 1] + u * n[1, 1] + v * n[2, 1]
-        nz = w * n[0, 2] + u * n[1, 2] + v * n[2, 2]
-        mat = geo.tri_mat[idx]
-        emit = geo.tri_emit[idx]
-    elif kind == SPHERE:
-        a = geo.sph_w2o[idx]
-        qx = a[0, 0] * px + a[0, 1] * py + a[0, 2] * pz + a[0, 3]
-        qy = a[1, 0] * px + a[1, 1] * py + a[1, 2] * pz + a[1, 3]
-        qz = a[2, 0] * px + a[2, 1] * py + a[2, 2] * pz + a[2, 3]
-        # object normal q goes to world by the inverse transpose of object->world = A^T
-        nx = a[0, 0] * qx + a[1, 0] * qy + a[2, 0] * qz
-        ny = a[0, 1] * qx + a[1, 1] * qy + a[2, 1] * qz
-        nz = a[0, 2] * qx + a[1, 2] * qy + a[2, 2] * qz
-        mat = geo.sph_mat[idx]
-        emit = geo.sph_emit[idx]
-    else:
-        nx, ny, nz = geo.pl_n[idx, 0], geo.pl_n[idx, 1], geo.pl_n[idx, 2]
-        mat = geo.pl_mat[idx]
-        emit = -1
-    inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz)
-    return nx * inv, ny * inv, nz * inv, mat, emit
-
-
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def background(bg, cube, has_cube, dx, dy, dz):
+    """Radiance (r, g, b) of a ray that escapes: the cube map, else the background colour."""
     if has_cube:
-        return cube_lookup(cube, dx, dy, dz)
-    return bg.copy()
+        return cube_rgb(cube, dx, dy, dz)
+    return bg[0], bg[1], bg[2]
 
 
 @njit(cache=True)
@@ -88,13 +58,13 @@ def trace_ray(acc, geo, lk, lpos, lcol, latt, bg, ambient, cube, has_cube,
         dx, dy, dz = dx * inv, dy * inv, dz * inv
         t, kind, idx, u, v = scene_hit(acc, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
         if kind == MISS:
-            c = background(bg, cube, has_cube, dx, dy, dz)
-            out[0] += wr * c[0]
-            out[1] += wg * c[1]
-            out[2] += wb * c[2]
+            br, bgg, bb = background(bg, cube, has_cube, dx, dy, dz)
+            out[0] += wr * br
+            out[1] += wg * bgg
+            out[2] += wb * bb
             continue
         px, py, pz = ox + t * dx, oy + t * dy, oz + t * dz
-        nx, ny, nz, m, emit = surface_normal(geo, kind, idx, u, v, px, py, pz)
+        _, _, _, nx, ny, nz, m, emit = hit_normals(geo, kind, idx, u, v, px, py, pz)
         cos_i = -(nx * dx + ny * dy + nz * dz)
         entering = cos_i >= 0.0
         if emit >= 0:
@@ -235,7 +205,7 @@ def render_aov(out_t, out_n, acc, geo, cam):
             t, kind, idx, u, v = scene_hit(acc, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
             out_t[i, j] = t
             if kind != MISS:
-                nx, ny, nz, m, emit = surface_normal(geo, kind, idx, u, v, ox + t * dx, oy + t * dy, oz + t * dz)
+                _, _, _, nx, ny, nz, m, _ = hit_normals(geo, kind, idx, u, v, ox + t * dx, oy + t * dy, oz + t * dz)
                 out_n[i, j, 0], out_n[i, j, 1], out_n[i, j, 2] = nx, ny, nz
             else:
                 out_n[i, j, 0] = out_n[i, j, 1] = out_n[i, j, 2] = 0.0
