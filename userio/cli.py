@@ -1,0 +1,74 @@
+"""The command-line plumbing of all four tools: one parser style, one error handler.
+
+    parser = userio.cli.parser("raytrace", "Render scenes.")
+    ...
+    sys.exit(userio.cli.run("raytrace", main_body, args))
+
+``run`` turns a :class:`~userio.errors.UserError` into ``prog: error: message`` and exit
+status 2, an ``OSError`` into ``prog: error: FILE: reason`` and status 1, Ctrl-C into
+status 130, always on one line and without a traceback. Argument errors from argparse
+also exit with 2 (argparse's own convention).
+"""
+import argparse
+import sys
+
+from .errors import EXIT_BAD_INPUT, EXIT_HELP, EXIT_INTERRUPTED, EXIT_IO, EXIT_OK, UserError
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Shows ``(default: X)`` after every option that has a default, keeps line breaks."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        # argparse's usage block plus one line is its convention; keep the one line only
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def parser(prog, description, epilog=None):
+    """An ArgumentParser that shows defaults and the exit codes in ``--help``."""
+    text = EXIT_HELP if epilog is None else f"{epilog}\n\n{EXIT_HELP}"
+    return _Parser(prog=prog, description=description, epilog=text, formatter_class=HelpFormatter)
+
+
+def subparsers(p, **kw):
+    """``p.add_subparsers`` whose sub-commands use the same formatter and error style."""
+    sub = p.add_subparsers(parser_class=_Parser, **kw)
+    add = sub.add_parser
+
+    def add_parser(name, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        epilog = kwargs.get("epilog")
+        kwargs["epilog"] = EXIT_HELP if epilog is None else f"{epilog}\n\n{EXIT_HELP}"
+        return add(name, **kwargs)
+
+    sub.add_parser = add_parser
+    return sub
+
+
+def os_error_line(exc):
+    """``FILE: reason`` for an OSError, naming the user's file (never a temporary)."""
+    name = getattr(exc, "user_path", None) or exc.filename
+    reason = exc.strerror or str(exc)
+    return f"{name}: {reason}" if name else reason
+
+
+def run(prog, body, *args, **kwargs):
+    """Call ``body(*args, **kwargs)`` and map its outcome to an exit status.
+
+    ``body`` returns an int status or None (0)."""
+    try:
+        status = body(*args, **kwargs)
+    except UserError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except MemoryError:
+        print(f"{prog}: error: out of memory (try a smaller size or count)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        print(f"{prog}: error: {os_error_line(exc)}", file=sys.stderr)
+        return EXIT_IO
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_OK if status is None else int(status)

@@ -1,0 +1,64 @@
+"""Checks shared by scene values and command-line options: integer ranges, finite numbers
+and the memory a request would take, refused with the estimate in the message."""
+import math
+
+import numpy as np
+
+from .errors import UserError
+
+# Refuse single requests above this many bytes (a render buffer, a simulation's states):
+# far above any sensible use on a laptop, far below what makes the machine swap to death.
+MEMORY_LIMIT = 16 * 1024 ** 3
+
+
+def human_bytes(n):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024.0
+    return f"{n:.1f} TiB"
+
+
+def check_int(value, name, lo=None, hi=None, error=UserError, file=None):
+    """``value`` as an int in [lo, hi] (bool and non-integral floats are refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise error(name, f"must be an integer, got {value!r}", file=file)
+    value = int(value)
+    if lo is not None and value < lo:
+        raise error(name, f"must be >= {lo}, got {value}", file=file)
+    if hi is not None and value > hi:
+        raise error(name, f"must be <= {hi}, got {value}", file=file)
+    return value
+
+
+def check_number(value, name, lo=None, hi=None, lo_open=False, error=UserError, file=None):
+    """``value`` as a finite float in [lo, hi] (``lo_open``: > lo)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise error(name, f"must be a number, got {value!r}", file=file)
+    value = float(value)
+    if not math.isfinite(value):
+        raise error(name, f"must be a finite number, got {value}", file=file)
+    if lo is not None and (value <= lo if lo_open else value < lo):
+        raise error(name, f"must be {'>' if lo_open else '>='} {lo}, got {value:g}", file=file)
+    if hi is not None and value > hi:
+        raise error(name, f"must be <= {hi}, got {value:g}", file=file)
+    return value
+
+
+def check_finite(array, where, file=None, error=UserError, row_name="row"):
+    """Raise when ``array`` holds NaN or inf, naming the first bad row (0-based index
+    into the first axis, reported with ``row_name``)."""
+    a = np.asarray(array, np.float64)
+    if a.size == 0 or np.isfinite(a).all():
+        return
+    bad = np.argwhere(~np.isfinite(a.reshape(len(a), -1)) if a.ndim > 1 else ~np.isfinite(a))[0][0]
+    value = a.reshape(len(a), -1)[bad] if a.ndim > 1 else a[bad]
+    raise error(where, f"non-finite number in {row_name} {bad}: {np.array2string(np.asarray(value))}",
+                file=file)
+
+
+def check_memory(nbytes, what, name=None, limit=MEMORY_LIMIT, error=UserError, file=None):
+    """Refuse a request of ``nbytes`` over ``limit``, with the estimate in the message."""
+    if nbytes > limit:
+        raise error(name, f"{what} would need about {human_bytes(nbytes)} of memory "
+                    f"(limit {human_bytes(limit)})", file=file)

@@ -1,0 +1,39 @@
+"""Reading the user's text files: UTF-8 (a BOM is accepted), errors that name the file.
+
+A binary file (a PNG passed as a scene) or a file in another encoding gives a
+:class:`~userio.errors.UserError` with the line and byte offset of the first bad byte,
+never a ``UnicodeDecodeError`` traceback.
+"""
+import pathlib
+
+from .errors import UserError
+
+
+def read_text(path, what="file", error=UserError):
+    """The text of ``path`` (str). ``error`` is the UserError subclass to raise.
+
+    Missing file or a folder: bad input (``error``); other OS errors (permissions) are
+    re-raised as OSError with the user's path so the CLI exits with status 1."""
+    p = pathlib.Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise error(None, f"{what} not found", file=str(path)) from None
+    except IsADirectoryError:
+        raise error(None, f"is a folder, not a {what}", file=str(path)) from None
+    return decode_text(data, path, error)
+
+
+def decode_text(data, path, error=UserError):
+    """Decode bytes read from ``path`` as UTF-8 (with or without a BOM)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        kind = "a binary file" if b"\0" in data[:4096] else "not UTF-8 text"
+        raise error(f"line {line}", f"{kind} (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                    "save it as UTF-8", file=str(path)) from None
+    if "\0" in text:
+        line = text.count("\n", 0, text.index("\0")) + 1
+        raise error(f"line {line}", "a binary file (NUL byte), not text", file=str(path))
+    return text
