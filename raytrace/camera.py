@@ -11,14 +11,13 @@ import math
 import numpy as np
 
 from .errors import SceneError
+from .layout import ORTHOGRAPHIC, PERSPECTIVE, Camera
 
-PERSPECTIVE, ORTHOGRAPHIC = 0, 1
 
+def make_camera(cam):
+    """The scene's ``camera`` dict -> :class:`raytrace.layout.Camera`.
 
-def camera_array(cam):
-    """(16,) float64: kind, eye(3), forward(3), right(3), up(3), half_h, unused(2).
-
-    ``half_h`` is ``tan(fov/2)`` for perspective and ``height/2`` for orthographic.
+    ``half_height`` is ``tan(fov/2)`` for perspective and ``height/2`` for orthographic.
     """
     eye = np.asarray(cam["center"], np.float64)
     if "look_at" in cam:
@@ -43,8 +42,4 @@ def camera_array(cam):
         half_h = math.tan(math.radians(cam.get("fov", 45.0)) / 2)
     else:
         half_h = cam.get("height", 2.0) / 2
-    out = np.zeros(16)
-    out[0] = kind
-    out[1:4], out[4:7], out[7:10], out[10:13] = eye, fwd, right, up2
-    out[13] = half_h
-    return out
+    return Camera(int(kind), *(float(x) for x in (*eye, *fwd, *right, *up2)), float(half_h))

@@ -9,6 +9,7 @@ Render results are (H, W, 3) float32 **linear** radiance, row 0 at the top.
 Every file is written to a temporary name in the target folder and then renamed, so a
 failed or interrupted write never leaves a partial file.
 """
+import dataclasses
 import io
 import os
 import pathlib
@@ -19,6 +20,39 @@ import numpy as np
 
 ENCODINGS = ("srgb", "linear")
 FORMATS = (".png", ".pfm")
+
+
+@dataclasses.dataclass(frozen=True)
+class RenderInfo:
+    """How a rendered image was made."""
+    integrator: str          # "whitted" or "path"
+    width: int
+    height: int
+    spp: int                 # samples per pixel in the image (passes done, path tracer)
+    spp_requested: int
+    seed: int
+    nonfinite: int           # samples that came out NaN or inf and were dropped (0 expected)
+    seconds: float           # wall time of the render call
+
+
+class RenderedImage(np.ndarray):
+    """A rendered image: an ordinary (H, W, 3) float32 array of linear radiance with
+    ``info`` (:class:`RenderInfo`). Views keep ``info``; arithmetic on it gives plain
+    arrays (the result is no longer the render)."""
+
+    def __new__(cls, array, info):
+        obj = np.asarray(array, np.float32).view(cls)
+        obj.info = info
+        return obj
+
+    def __array_finalize__(self, obj):
+        self.info = getattr(obj, "info", None)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        out = np.asarray(array)
+        if return_scalar and out.ndim == 0:
+            return out[()]
+        return out
 
 
 def linear_to_srgb(x):

@@ -5,30 +5,40 @@ override): ``whitted`` renders in bands of rows so that a progress bar can follo
 ``path`` renders progressively, one sample per pixel per pass over the whole image, into
 an accumulation buffer, so that it can stop cleanly between passes (Ctrl-C, or a
 ``callback`` raising ``KeyboardInterrupt``) and return the image of the passes done.
-Results are (H, W, 3) float32 linear radiance, row 0 at the top.
+Results are :class:`~raytrace.image.RenderedImage`: (H, W, 3) float32 linear radiance,
+row 0 at the top, with ``info`` on how they were made.
+
+What the renderer derives from a scene once (the cube map, the path tracer's light
+distribution) it keeps in its own cache keyed by the scene object, never on the scene.
 """
 import contextlib
 import math
 import signal
 import sys
 import threading
+import time
+import weakref
 
 import numpy as np
 
-from .camera import camera_array
+from .camera import make_camera
 from .cubemap import load_cube_map
 from .errors import SceneError
+from .image import RenderedImage, RenderInfo
 from .kernels import path as pk
 from .kernels import whitted as wk
-from .kernels.sampling import FILTERS, gaussian_inverse_cdf_table
+from .kernels.sampling import gaussian_inverse_cdf_table
+from .layout import FILTERS, SAMPLERS, SEED_MAX, Environment, Settings
 from .scene.emitters import build_lights
-from .scene.lights import light_arrays
+from .scene.lights import punctual_lights
 
 DEFAULTS = {"width": 400, "height": 400, "spp": 1, "filter": "box", "seed": 0,
             "integrator": "whitted", "bounces": 4, "shadows": True, "epsilon": 1e-4,
             "max_depth": -1, "rr_depth": 5, "sampler": "sobol"}
 OVERRIDES = tuple(DEFAULTS)
 INTEGRATORS = ("whitted", "path")
+# integer settings: smallest value allowed
+INTEGER_MIN = {"width": 1, "height": 1, "spp": 1, "bounces": 0, "seed": 0, "max_depth": -1, "rr_depth": 1}
 
 
 class RenderInterrupted(KeyboardInterrupt):
@@ -46,7 +56,8 @@ class RenderInterrupted(KeyboardInterrupt):
 
 
 def resolve_settings(scene, overrides):
-    """Merge defaults, the scene's ``image``/``integrator`` sections and overrides."""
+    """Merge defaults, the scene's ``image``/``integrator`` sections and overrides
+    -> dict of checked settings (names as in :data:`DEFAULTS`)."""
     unknown = set(overrides) - set(OVERRIDES)
     if unknown:
         raise TypeError(f"unknown render option(s): {', '.join(sorted(unknown))}")
@@ -59,14 +70,16 @@ def resolve_settings(scene, overrides):
     for key, value in overrides.items():
         if value is not None:
             s[key] = value
-    checks = {"width": 1, "height": 1, "spp": 1, "bounces": 0, "seed": 0, "max_depth": -1, "rr_depth": 1}
-    for key, lo in checks.items():
+    for key, lo in INTEGER_MIN.items():
         if isinstance(s[key], bool) or not isinstance(s[key], (int, np.integer)) or s[key] < lo:
             raise SceneError(key, f"must be an integer >= {lo}, got {s[key]!r}")
+        s[key] = int(s[key])
+    if s["seed"] > SEED_MAX:
+        raise SceneError("seed", f"must be an integer <= {SEED_MAX}, got {s['seed']}")
     if s["filter"] not in FILTERS:
         raise SceneError("filter", f"must be one of {', '.join(FILTERS)}, got {s['filter']!r}")
-    if s["sampler"] not in pk.SAMPLERS:
-        raise SceneError("sampler", f"must be one of {', '.join(pk.SAMPLERS)}, got {s['sampler']!r}")
+    if s["sampler"] not in SAMPLERS:
+        raise SceneError("sampler", f"must be one of {', '.join(SAMPLERS)}, got {s['sampler']!r}")
     if s["integrator"] not in INTEGRATORS:
         raise SceneError("integrator", f"must be one of {', '.join(INTEGRATORS)}, got {s['integrator']!r}")
     if not (isinstance(s["epsilon"], (int, float)) and s["epsilon"] > 0 and math.isfinite(s["epsilon"])):
@@ -74,37 +87,59 @@ def resolve_settings(scene, overrides):
     return s
 
 
-def _cube_map(scene):
+def kernel_settings(s):
+    """The kernels' :class:`~raytrace.layout.Settings` record for resolved settings ``s``."""
+    return Settings(width=s["width"], height=s["height"], spp=s["spp"], filter=FILTERS[s["filter"]],
+                    seed=s["seed"], epsilon=float(s["epsilon"]), bounces=s["bounces"],
+                    shadows=bool(s["shadows"]), max_depth=s["max_depth"], rr_depth=s["rr_depth"],
+                    sampler=SAMPLERS[s["sampler"]], row_stride=pk.row_stride(s["height"]))
+
+
+# ------------------------------------------------------------------ derived scene data
+_DERIVED = weakref.WeakKeyDictionary()    # scene -> {"cube": ..., "lights": ...}
+_NO_CUBE = np.zeros((6, 1, 1, 3), np.float32)
+
+
+def _derived(scene):
+    return _DERIVED.setdefault(scene, {})
+
+
+def cube_map(scene):
     """The scene's cube map (6, S, S, 3) float32, loaded once, or None."""
     cube_rel = scene.setting("background", "cube_map", None)
     if cube_rel is None:
         return None
-    if getattr(scene, "_cube", None) is None:
+    cache = _derived(scene)
+    if "cube" not in cache:
         try:
-            scene._cube = load_cube_map(scene.base_dir / cube_rel)
+            cache["cube"] = load_cube_map(scene.base_dir / cube_rel)
         except SceneError as exc:
             raise exc.with_file(scene.name) from None
-    return scene._cube
-
-
-def _environment(scene):
-    bg = np.asarray(scene.setting("background", "color", [0.0, 0.0, 0.0]), np.float64)
-    ambient = np.asarray(scene.setting("background", "ambient", [0.0, 0.0, 0.0]), np.float64)
-    cube = _cube_map(scene)
-    if cube is None:
-        return bg, ambient, np.zeros((6, 1, 1, 3), np.float32), False
-    return bg, ambient, cube, True
+    return cache["cube"]
 
 
 def scene_lights(scene):
-    """The path tracer's light arrays of ``scene`` (built once, then cached on it)."""
-    if getattr(scene, "_lights", None) is None:
-        scene._lights = build_lights(scene.data, scene.geometry, _cube_map(scene))
-    return scene._lights
+    """The path tracer's :class:`~raytrace.layout.Lights` of ``scene`` (built once)."""
+    cache = _derived(scene)
+    if "lights" not in cache:
+        cache["lights"] = build_lights(scene.data, scene.geometry, cube_map(scene))
+    return cache["lights"]
 
 
+def environment(scene):
+    """The Whitted integrator's :class:`~raytrace.layout.Environment` of ``scene``."""
+    bg = np.asarray(scene.setting("background", "color", [0.0, 0.0, 0.0]), np.float64)
+    ambient = np.asarray(scene.setting("background", "ambient", [0.0, 0.0, 0.0]), np.float64)
+    cube = cube_map(scene)
+    if cube is None:
+        return Environment(bg, ambient, _NO_CUBE, False)
+    return Environment(bg, ambient, cube, True)
+
+
+# ------------------------------------------------------------------------- rendering
 def render(scene, progress=False, callback=None, **overrides):
-    """Render ``scene`` (from :func:`raytrace.load_scene`) -> (H, W, 3) float32 linear.
+    """Render ``scene`` (from :func:`raytrace.load_scene`) -> :class:`RenderedImage`
+    ((H, W, 3) float32 linear radiance with ``info``).
 
     Overrides: ``width``, ``height``, ``spp``, ``filter``, ``seed``, ``integrator``
     (``"whitted"`` or ``"path"``), Whitted's ``bounces``, ``shadows``, the path
@@ -117,9 +152,18 @@ def render(scene, progress=False, callback=None, **overrides):
     carrying the image of the passes done.
     """
     s = resolve_settings(scene, overrides)
+    t0 = time.perf_counter()
     if s["integrator"] == "path":
-        return _render_path(scene, s, progress, callback)
-    return _render_whitted(scene, s, progress, callback)
+        image, done, nonfinite = _render_path(scene, s, progress, callback, t0)
+    else:
+        image, done, nonfinite = _render_whitted(scene, s, progress, callback), s["spp"], 0
+    return RenderedImage(image, _info(s, done, nonfinite, t0))
+
+
+def _info(s, done, nonfinite, t0):
+    return RenderInfo(integrator=s["integrator"], width=s["width"], height=s["height"],
+                      spp=done, spp_requested=s["spp"], seed=s["seed"], nonfinite=nonfinite,
+                      seconds=time.perf_counter() - t0)
 
 
 def _progress_bar(progress, total, unit, desc):
@@ -130,14 +174,10 @@ def _progress_bar(progress, total, unit, desc):
 
 
 def _render_whitted(scene, s, progress, callback):
-    cam = camera_array(scene.data["camera"])
-    lk, lpos, lcol, latt = light_arrays(scene.data.get("lights", []))
-    bg, ambient, cube, has_cube = _environment(scene)
-    params = np.zeros(wk.PARAMS_SIZE)
-    params[wk.P_WIDTH], params[wk.P_HEIGHT] = s["width"], s["height"]
-    params[wk.P_SPP], params[wk.P_FILTER] = s["spp"], FILTERS[s["filter"]]
-    params[wk.P_BOUNCES], params[wk.P_SHADOWS] = s["bounces"], 1.0 if s["shadows"] else 0.0
-    params[wk.P_EPS], params[wk.P_SEED], params[wk.P_HAS_CUBE] = s["epsilon"], s["seed"], float(has_cube)
+    cam = make_camera(scene.data["camera"])
+    lights = punctual_lights(scene.data.get("lights", []))
+    env = environment(scene)
+    settings = kernel_settings(s)
     table = gaussian_inverse_cdf_table()
     h, w = s["height"], s["width"]
     image = np.zeros((h, w, 3), np.float32)
@@ -148,7 +188,7 @@ def _render_whitted(scene, s, progress, callback):
         for row0 in range(0, h, band):
             row1 = min(h, row0 + band)
             wk.render_rows(row0, row1, image[row0:row1], scene.accel, scene.geometry, cam,
-                           lk, lpos, lcol, latt, bg, ambient, cube, params, table)
+                           lights, env, settings, table)
             if bar is not None:
                 bar.update(row1 - row0)
             if callback is not None:
@@ -190,25 +230,14 @@ class _StopFlag:
                 signal.signal(signal.SIGINT, self._old)
 
 
-def path_params(s):
-    """The path kernel's params array for resolved settings ``s``."""
-    params = np.zeros(pk.PARAMS_SIZE)
-    params[pk.P_WIDTH], params[pk.P_HEIGHT] = s["width"], s["height"]
-    params[pk.P_SPP], params[pk.P_FILTER] = s["spp"], FILTERS[s["filter"]]
-    params[pk.P_SEED], params[pk.P_EPS] = s["seed"], s["epsilon"]
-    params[pk.P_MAX_DEPTH], params[pk.P_RR_DEPTH] = s["max_depth"], s["rr_depth"]
-    params[pk.P_ROW_STRIDE] = pk.row_stride(s["height"])
-    params[pk.P_SAMPLER] = pk.SAMPLERS[s["sampler"]]
-    return params
-
-
-def _render_path(scene, s, progress, callback):
-    cam = camera_array(scene.data["camera"])
+def _render_path(scene, s, progress, callback, t0):
+    """-> (image or None, passes done, samples dropped as non-finite)."""
+    cam = make_camera(scene.data["camera"])
     lights = scene_lights(scene)
-    cube = _cube_map(scene)
+    cube = cube_map(scene)
     if cube is None:
-        cube = np.zeros((6, 1, 1, 3), np.float32)
-    params = path_params(s)
+        cube = _NO_CUBE
+    settings = kernel_settings(s)
     table = gaussian_inverse_cdf_table()
     h, w, spp = s["height"], s["width"], s["spp"]
     accum, nonfinite, counter = pk.new_buffers(h, w)
@@ -223,7 +252,7 @@ def _render_path(scene, s, progress, callback):
                 if stop.requested:
                     break
                 pk.render_pass(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
-                               cube, cam, params, table)
+                               cube, cam, settings, table)
                 if bar is not None:
                     bar.update(1)
                 if callback is not None:
@@ -234,18 +263,19 @@ def _render_path(scene, s, progress, callback):
         if bar is not None:
             bar.close()
     done = int(counter[0])
-    scene.last_nonfinite = int(nonfinite.sum())
     image = (accum / done).astype(np.float32) if done > 0 else None
     if (interrupted or stop.requested) and done < spp:
+        if image is not None:
+            image = RenderedImage(image, _info(s, done, int(nonfinite.sum()), t0))
         raise RenderInterrupted(image, done, spp)
-    return image
+    return image, done, int(nonfinite.sum())
 
 
 def render_aovs(scene, width=None, height=None):
     """Depth and normals through pixel centres -> (t (H, W) float64, inf on a miss,
     normals (H, W, 3) float64 world-space unit, zero on a miss)."""
     s = resolve_settings(scene, {"width": width, "height": height})
-    cam = camera_array(scene.data["camera"])
+    cam = make_camera(scene.data["camera"])
     t = np.empty((s["height"], s["width"]))
     n = np.empty((s["height"], s["width"], 3))
     wk.render_aov(t, n, scene.accel, scene.geometry, cam)

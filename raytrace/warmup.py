@@ -7,12 +7,17 @@ renders a one-pixel scene with an empty BVH (so it does not compile the builder 
 thereby fills the on-disk cache; the parent loads the scene meanwhile, then :func:`wait`\\ s
 and loads the kernel from the cache. Nothing happens when the kernel is already cached,
 with one core, or when ``RAYTRACE_NO_WARMUP`` is set.
+
+:class:`CompileNotice` tells the user while this happens: one line when compiling starts
+("compiling kernels, first run only") with the elapsed seconds, and how long it took.
 """
 import json
 import os
 import pathlib
 import subprocess
 import sys
+import threading
+import time
 
 _CHILD = "import sys, raytrace.warmup as w; w.compile_here(sys.argv[1])"
 
@@ -25,11 +30,67 @@ def _kernel(integrator):
     return render_rows
 
 
-def is_cached(integrator):
-    """True when the kernel's cache index exists (some overload was compiled before)."""
-    cache_file = getattr(getattr(_kernel(integrator), "_cache", None), "_cache_file", None)
+def _dispatcher_cached(dispatcher):
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     index = getattr(cache_file, "_index_path", None)
     return index is None or os.path.exists(index)
+
+
+def is_cached(integrator):
+    """True when the kernel's cache index exists (some overload was compiled before)."""
+    return _dispatcher_cached(_kernel(integrator))
+
+
+def builder_cached():
+    """True when the BVH builder's kernels are in the on-disk cache."""
+    from .accel import build
+    return all(_dispatcher_cached(f) for f in (build._build_binary, build._plan_wide, build._emit_wide))
+
+
+class CompileNotice:
+    """While compiling on first use: one line on stderr, ticking on a terminal.
+
+        with CompileNotice(active=not warmup.is_cached(kind), stream=sys.stderr):
+            ...compile...
+    """
+
+    def __init__(self, active, stream=None, prog="raytrace"):
+        self.active = active
+        self.stream = sys.stderr if stream is None else stream
+        self.prog = prog
+        self._stop = threading.Event()
+        self._thread = None
+        self.seconds = 0.0
+
+    def __enter__(self):
+        if not self.active:
+            return self
+        self._t0 = time.perf_counter()
+        tty = getattr(self.stream, "isatty", lambda: False)()
+        self._line = f"{self.prog}: compiling kernels, first run only (cached afterwards)..."
+        if tty:
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._thread.start()
+        else:
+            print(self._line, file=self.stream, flush=True)
+        return self
+
+    def _tick(self):
+        while not self._stop.wait(0.5):
+            print(f"\r{self._line} {time.perf_counter() - self._t0:.0f} s", end="",
+                  file=self.stream, flush=True)
+
+    def __exit__(self, *exc):
+        if not self.active:
+            return False
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            print("\r\033[K", end="", file=self.stream)
+        self.seconds = time.perf_counter() - self._t0
+        if exc[0] is None:
+            print(f"{self.prog}: kernels compiled in {self.seconds:.1f} s", file=self.stream, flush=True)
+        return False
 
 
 def integrator_of(scene_path, override=None):

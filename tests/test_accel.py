@@ -8,7 +8,7 @@ from numba import njit
 from conftest import shared_path
 from raytrace.accel import any_hit, build_accel, closest_hit, trace_closest_batch
 from raytrace.accel.build import CHILD_ROW, STACK_SIZE, WIDTH
-from raytrace.kernels.shapes import intersect_triangle, intersect_unit_sphere_xf
+from raytrace.shapes import intersect_triangle, intersect_unit_sphere_xf
 
 NO_SPH = (np.zeros((0, 3, 4)), np.zeros((0, 3)), np.zeros((0, 3)))
 

@@ -16,6 +16,7 @@ import raytrace  # noqa: F401  (configures the Numba cache)
 from raytrace.kernels.bsdf import (bsdf_eval, bsdf_has_smooth, bsdf_sample, fresnel_dielectric, ggx_d,
                                    ggx_g1)
 from raytrace.kernels.path import mis_weight
+from raytrace.layout import M_COLOR
 from raytrace.scene.build import material_table
 
 MATERIALS = {
@@ -36,7 +37,7 @@ SMOOTH = ["white", "brick", "ggx_smooth", "ggx_mid", "ggx_rough", "gold", "cours
 
 
 def colour(name):
-    return tuple(TABLE[ROW[name], 15:18])          # M_COLOR
+    return tuple(TABLE[ROW[name], M_COLOR:M_COLOR + 3])
 
 
 def direction(theta_deg, phi_deg=30.0):

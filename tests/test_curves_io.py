@@ -179,7 +179,7 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys):
     bad = write(tmp_path, "bad.spline", "Bezier curve\n0 0\n1 1\n")
     assert main(["plot", str(bad), "-o", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"error: {bad}: line 3: 2 points: a Bezier curve needs 3n+1 points (4, 7, 10, ...)"]
+    assert err == [f"curves: error: {bad}: line 3: 2 points: a Bezier curve needs 3n+1 points (4, 7, 10, ...)"]
     assert main(["info", str(tmp_path / "nope.swp")]) == 2
     # through the real entry point: no traceback, status 2; --help works
     r = subprocess.run([sys.executable, "-m", "curves", "info", str(bad)], capture_output=True,
@@ -192,7 +192,7 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys):
 
 # --- the ray tracer plug-in (built directly, not through the renderer) ---------------
 
-plugin = pytest.importorskip("raytrace.scene.generated_curves")
+plugin = pytest.importorskip("raytrace.scene.objects.curves")
 
 
 def validate(type_name, obj):

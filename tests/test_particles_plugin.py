@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from raytrace.errors import SceneError
-from raytrace.scene import generated_particles as gp
+from raytrace.scene.objects import particles as gp
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 

@@ -32,10 +32,10 @@ def path_scene(objects, materials=None, background=None, lights=(), max_depth=-1
 
 def two_renders(scene_dict, base_dir=None, **kw):
     scene = raytrace.load_scene(scene_dict, base_dir=base_dir)
-    a = raytrace.render(scene, seed=1, **kw).astype(np.float64)
-    b = raytrace.render(scene, seed=2, **kw).astype(np.float64)
-    assert scene.last_nonfinite == 0
-    return a, b
+    a = raytrace.render(scene, seed=1, **kw)
+    b = raytrace.render(scene, seed=2, **kw)
+    assert a.info.nonfinite == 0 and b.info.nonfinite == 0
+    return a.astype(np.float64), b.astype(np.float64)
 
 
 def check_against(a, b, expected, mean_tol=0.005, z=6.0):

@@ -19,8 +19,7 @@ from raytrace.kernels.emitters import env_direction_pdf, light_pdf_at_hit, sampl
 from raytrace.kernels.intersect import scene_hit
 from raytrace.kernels.path import mis_weight
 from raytrace.kernels.surface import hit_normals
-from raytrace.renderer import _cube_map, scene_lights
-from raytrace.scene.emitters import I_ENV_ENTRY
+from raytrace.renderer import cube_map, scene_lights
 from conftest import REPO
 
 
@@ -68,7 +67,7 @@ def load(objects, lights=(), background=None):
     scene = raytrace.load_scene({"camera": {"center": [0, 0, 9], "look_at": [0, 0, 0]},
                                  "background": background or {}, "lights": list(lights),
                                  "objects": list(objects)}, base_dir=REPO / "scenes")
-    cube = _cube_map(scene)
+    cube = cube_map(scene)
     if cube is None:
         cube = np.zeros((6, 1, 1, 3), np.float32)
     return scene, scene_lights(scene), cube
@@ -109,7 +108,7 @@ def test_sampled_pdf_equals_the_pdf_mis_uses_for_the_hit(point):
     # environment samples: the same density as the MIS lookup of their direction
     env = ok & (s[:, 6] == 0) & ~np.isfinite(s[:, 4])
     assert env.sum() > 50
-    env_pdf = lights.pmf[int(lights.info[I_ENV_ENTRY])] * _env_pdfs(lights, np.ascontiguousarray(s[env, 1:4]))
+    env_pdf = lights.pmf[lights.env_entry] * _env_pdfs(lights, np.ascontiguousarray(s[env, 1:4]))
     np.testing.assert_allclose(env_pdf, s[env, 5], rtol=1e-12)
     # so for any BSDF density b, w_light(pdf) + w_bsdf(b) = 1 along each sampled direction
     b = np.abs(s[area, 3][visible]) / math.pi

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from raytrace.kernels.shapes import intersect_plane, intersect_triangle, intersect_unit_sphere_xf
+from raytrace.shapes import intersect_plane, intersect_triangle, intersect_unit_sphere_xf
 
 INF = math.inf
 

@@ -6,7 +6,7 @@ from jsonschema import Draft202012Validator
 
 import skinning as sk
 from raytrace.errors import SceneError
-from raytrace.scene.generated_skinning import OBJECT_TYPES, build_skinned_mesh
+from raytrace.scene.objects.skinning import OBJECT_TYPES, build_skinned_mesh
 from skinning.cli import main
 
 SCENES = REPO / "scenes"

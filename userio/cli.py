@@ -16,7 +16,13 @@ from .errors import EXIT_BAD_INPUT, EXIT_HELP, EXIT_INTERRUPTED, EXIT_IO, EXIT_O
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Shows ``(default: X)`` after every option that has a default, keeps line breaks."""
+    """Shows ``(default: X)`` after every option that has a real default (not None or
+    False, which mean "not given"), keeps the line breaks of descriptions."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -28,14 +28,15 @@ def _umask():
     return mask
 
 
-def check_output_path(path, option=None, suffixes=None, error=UserError):
+def check_output_path(path, option=None, suffixes=None, error=UserError, what="file"):
     """Raise ``error`` (bad input, exit 2) when ``path`` cannot be an output file: it is a
-    folder, its folder does not exist or is a file, or its suffix is not one of
-    ``suffixes`` (lower-case, with the dot). ``option`` names the flag (``-o``)."""
+    folder, a folder on its way is a file, it or its folder is not writable, or its
+    suffix is not one of ``suffixes`` (lower-case, with the dot). ``option`` names the
+    flag (``-o``), ``what`` the kind of file in the message (``image``)."""
     p = pathlib.Path(path)
     if suffixes is not None and p.suffix.lower() not in suffixes:
-        raise error(option, f"unsupported file type {p.suffix or '(none)'!r} (use {' or '.join(suffixes)})",
-                    file=str(path))
+        raise error(option, f"unsupported {what} format {p.suffix or '(none)'!r} "
+                    f"(use {' or '.join(suffixes)})", file=str(path))
     if p.is_dir():
         raise error(option, "is a folder, not a file name", file=str(path))
     parent = p.parent
@@ -113,9 +114,9 @@ class Outputs:
         self._data = {}
         self._error = error
 
-    def add(self, path, option=None, suffixes=None):
+    def add(self, path, option=None, suffixes=None, what="file"):
         """Declare an output and check its path now (before any work)."""
-        check_output_path(path, option, suffixes, self._error)
+        check_output_path(path, option, suffixes, self._error, what)
         key = os.path.abspath(path)
         for other in self._paths:
             if os.path.abspath(other[0]) == key:

@@ -23,6 +23,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from raytrace.layout import LEAF_KIND_SPH, LEAF_KIND_TRI, encode_leaf
+
 WIDTH = 8          # children per node
 BLOCK = 4          # triangles per leaf block
 NBINS = 16         # SAH bins per axis (32 measured no better on the bunny)
@@ -41,10 +43,7 @@ CHILD_ROW = 6
 TRI_ROWS = 10      # block rows: v0 xyz, v1 xyz, v2 xyz, triangle ids
 ID_ROW = 9
 
-# Leaf child encoding (int32, negative): x = ~child; kind = x & 1 (0 triangles,
-# 1 spheres); count = (x >> 1) & 7 (blocks or spheres); start = x >> 4.
-LEAF_KIND_TRI = 0
-LEAF_KIND_SPH = 1
+# Leaf child ids: see raytrace.layout (encode_leaf, leaf_kind, leaf_count, leaf_start).
 
 
 class Accel(NamedTuple):
@@ -52,7 +51,8 @@ class Accel(NamedTuple):
 
     ``nodes``: (N, 8, 8) float32; per node the rows ``lo_x, hi_x, lo_y, hi_y, lo_z, hi_z``
     of its 8 child boxes (empty slots: ``lo = +inf, hi = -inf``), then row 6 holding the
-    child ids as int32 bits (``>= 0`` an inner node, ``< 0`` a leaf, see ``LEAF_*``) and a
+    child ids as int32 bits (``>= 0`` an inner node, ``< 0`` a leaf, see
+    ``raytrace.layout.encode_leaf``) and a
     padding row. ``nodes_i``: the same memory viewed as int32.
     ``tris``: (B, 10, 4) float64 leaf-ordered blocks of 4 triangles, rows ``v0 x,y,z,
     v1 x,y,z, v2 x,y,z`` and the original triangle index as int64 bits (-1 in unused
@@ -151,24 +151,24 @@ def _best_split(order, a, b, lo, hi, cen, kind, cbox, bins, sweep):
     best = math.inf
     best_axis = -1
     best_k = 0
-    acc = np.empty(6)
+    swept = np.empty(6)
     for ax in range(3):
         if cbox[3 + ax] - cbox[ax] <= 0.0:
             continue
         for side in range(2):           # 0: sweep from the right, 1: from the left
             for c in range(3):
-                acc[c] = math.inf
-                acc[3 + c] = -math.inf
+                swept[c] = math.inf
+                swept[3 + c] = -math.inf
             n = 0
             nt = 0
             for j in range(NBINS - 1):
                 k = NBINS - 1 - j if side == 0 else j
                 for c in range(3):
-                    acc[c] = min(acc[c], bins[ax, k, c])
-                    acc[3 + c] = max(acc[3 + c], bins[ax, k, 3 + c])
+                    swept[c] = min(swept[c], bins[ax, k, c])
+                    swept[3 + c] = max(swept[3 + c], bins[ax, k, 3 + c])
                 n += int(bins[ax, k, 6])
                 nt += int(bins[ax, k, 7])
-                cost = _half_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]) * (
+                cost = _half_area(swept[0], swept[1], swept[2], swept[3], swept[4], swept[5]) * (
                     _leaf_cost(nt, LEAF_KIND_TRI) + _leaf_cost(n - nt, LEAF_KIND_SPH))
                 if side == 0:
                     sweep[k] = cost if n > 0 else math.inf
@@ -205,6 +205,35 @@ def _partition(order, a, b, cen, kind, axis, k, cbox):
             order[j] = p
             j -= 1
     return i
+
+
+@njit(cache=True)
+def _split_point(order, a, b, lo, hi, cen, kind, box, cbox, bins, sweep, nt, depth):
+    """Where to split ``order[a:b]`` (reordering it), or -1 when the node stays a leaf.
+
+    Binned SAH down to ``MAX_SAH_DEPTH``; a small node becomes a leaf when that is no
+    dearer than splitting; triangles and spheres are separated when mixed; the index
+    median when the centroids coincide or the tree is too deep."""
+    n = b - a
+    mixed = nt != 0 and nt != n
+    cost = math.inf
+    axis = -1
+    k = 0
+    if depth < MAX_SAH_DEPTH:
+        cost, axis, k = _best_split(order, a, b, lo, hi, cen, kind, cbox, bins, sweep)
+    if not mixed and n <= BIN_LEAF:
+        area = _half_area(box[0], box[1], box[2], box[3], box[4], box[5])
+        leaf = _leaf_cost(n, LEAF_KIND_TRI if nt > 0 else LEAF_KIND_SPH)
+        if area <= 0.0 or leaf * area <= COST_NODE * area + cost:
+            return -1
+    if mixed and (axis < 0 or n <= BIN_LEAF):
+        axis = 3                           # separate triangles from spheres
+    if axis < 0:
+        return a + n // 2                  # centroids coincide, or too deep: by index
+    m = _partition(order, a, b, cen, kind, axis, k, cbox)
+    if m == a or m == b:
+        m = a + n // 2
+    return m
 
 
 @njit(cache=True)
@@ -252,25 +281,9 @@ def _build_binary(lo, hi, kind):
         mixed = nt != 0 and nt != n
         if n == 1 and not mixed:
             continue
-        cost = math.inf
-        axis = -1
-        k = 0
-        if depth < MAX_SAH_DEPTH:
-            cost, axis, k = _best_split(order, a, b, lo, hi, cen, kind, cbox, bins, sweep)
-        if not mixed and n <= BIN_LEAF:
-            area = _half_area(nbox[node, 0], nbox[node, 1], nbox[node, 2], nbox[node, 3],
-                              nbox[node, 4], nbox[node, 5])
-            leaf = _leaf_cost(n, LEAF_KIND_TRI if nt > 0 else LEAF_KIND_SPH)
-            if area <= 0.0 or leaf * area <= COST_NODE * area + cost:
-                continue
-        if mixed and (axis < 0 or n <= BIN_LEAF):
-            axis = 3                           # separate triangles from spheres
-        if axis < 0:
-            m = a + n // 2                     # centroids coincide, or too deep: by index
-        else:
-            m = _partition(order, a, b, cen, kind, axis, k, cbox)
-            if m == a or m == b:
-                m = a + n // 2
+        m = _split_point(order, a, b, lo, hi, cen, kind, nbox[node], cbox, bins, sweep, nt, depth)
+        if m < 0:
+            continue                           # a leaf
         left[node] = nnodes
         right[node] = nnodes + 1
         stack[sp, 0] = nnodes + 1              # right child: [m, b)
@@ -371,6 +384,75 @@ def _f32_up(x):
 
 
 @njit(cache=True)
+def _wide_children(bnode, left, right, split, leaf, kids, ex_node, ex_slots):
+    """The up to WIDTH binary nodes that become the children of the wide node made from
+    binary node ``bnode`` (the plan's split of its slots), written to ``kids``; returns
+    how many. ``ex_node``, ``ex_slots`` are scratch."""
+    if leaf[bnode]:
+        kids[0] = bnode            # the root is a leaf: one child
+        return 1
+    # expand (left, k) and (right, W - k) into at most W roots
+    ex_node[0] = right[bnode]
+    ex_slots[0] = WIDTH - split[bnode, 1]
+    ex_node[1] = left[bnode]
+    ex_slots[1] = split[bnode, 1]
+    esp = 2
+    nk = 0
+    while esp > 0:
+        esp -= 1
+        m = ex_node[esp]
+        i = ex_slots[esp]
+        while i >= 2 and split[m, i] == 0:
+            i -= 1
+        if i == 1:
+            kids[nk] = m
+            nk += 1
+            continue
+        k = split[m, i]
+        ex_node[esp] = right[m]
+        ex_slots[esp] = i - k
+        ex_node[esp + 1] = left[m]
+        ex_slots[esp + 1] = k
+        esp += 2
+    return nk
+
+
+@njit(cache=True)
+def _pack_triangles(tri, tri_id, nblk, order, a, n, v0, v1, v2):
+    """Copy the triangles ``order[a:a+n]`` into blocks from ``nblk`` (unused lanes: a
+    zero triangle, never hit). Returns the leaf's child id and the new block count."""
+    nb = (n + BLOCK - 1) // BLOCK
+    for i in range(nb * BLOCK):
+        blk = nblk + i // BLOCK
+        lane = i % BLOCK
+        if i < n:
+            t = order[a + i]
+            tri_id[blk, lane] = t
+            for r in range(3):
+                tri[blk, r, lane] = v0[t, r]
+                tri[blk, 3 + r, lane] = v1[t, r]
+                tri[blk, 6 + r, lane] = v2[t, r]
+        else:
+            tri_id[blk, lane] = -1
+            for r in range(9):
+                tri[blk, r, lane] = 0.0
+    return encode_leaf(nblk, nb, LEAF_KIND_TRI), nblk + nb
+
+
+@njit(cache=True)
+def _pack_spheres(sph, sph_id, nsp, order, a, n, ntri, sph_w2o):
+    """Copy the spheres ``order[a:a+n]`` (primitive ids from ``ntri`` on) to slots from
+    ``nsp``. Returns the leaf's child id and the new slot count."""
+    for i in range(n):
+        s = order[a + i] - ntri
+        sph_id[nsp + i] = s
+        for r in range(3):
+            for q in range(4):
+                sph[nsp + i, r, q] = sph_w2o[s, r, q]
+    return encode_leaf(nsp, n, LEAF_KIND_SPH), nsp + n
+
+
+@njit(cache=True)
 def _emit_wide(nlo, nhi, left, right, start, count, order, kind, ntri, split, leaf,
                v0, v1, v2, sph_w2o):
     """Write the planned wide nodes and pack the leaf primitives, depth first.
@@ -384,13 +466,11 @@ def _emit_wide(nlo, nhi, left, right, start, count, order, kind, ntri, split, le
     P = order.shape[0]
     tri = np.empty((P, TRI_ROWS, BLOCK))   # at most one block per triangle; only the
     tri_id = np.empty((P, BLOCK), np.int64)  # blocks written below are ever touched
-    nsph = P - ntri
-    sph = np.empty((nsph, 3, 4))
-    sph_id = np.empty(nsph, np.int64)
+    sph = np.empty((P - ntri, 3, 4))
+    sph_id = np.empty(P - ntri, np.int64)
     nblk = 0
     nsp = 0
-
-    st_bin = np.empty(M + 1, np.int64)
+    st_bin = np.empty(M + 1, np.int64)     # pending (binary node, wide node) pairs
     st_wide = np.empty(M + 1, np.int64)
     st_bin[0] = 0
     st_wide[0] = 0
@@ -401,86 +481,32 @@ def _emit_wide(nlo, nhi, left, right, start, count, order, kind, ntri, split, le
     ex_slots = np.empty(2 * WIDTH + 2, np.int64)
     while sp > 0:
         sp -= 1
-        bnode = st_bin[sp]
         wnode = st_wide[sp]
-        nk = 0
-        if leaf[bnode]:
-            kids[0] = bnode        # the root is a leaf: one child
-            nk = 1
-        else:
-            # expand (left, k) and (right, W - k) into at most W roots
-            ex_node[0] = right[bnode]
-            ex_slots[0] = WIDTH - split[bnode, 1]
-            ex_node[1] = left[bnode]
-            ex_slots[1] = split[bnode, 1]
-            esp = 2
-            while esp > 0:
-                esp -= 1
-                m = ex_node[esp]
-                i = ex_slots[esp]
-                while i >= 2 and split[m, i] == 0:
-                    i -= 1
-                if i == 1:
-                    kids[nk] = m
-                    nk += 1
-                    continue
-                k = split[m, i]
-                ex_node[esp] = right[m]
-                ex_slots[esp] = i - k
-                ex_node[esp + 1] = left[m]
-                ex_slots[esp + 1] = k
-                esp += 2
+        nk = _wide_children(st_bin[sp], left, right, split, leaf, kids, ex_node, ex_slots)
         for c in range(WIDTH):
-            if c >= nk:
+            box[wnode, 7, c] = 0.0
+            if c >= nk:                     # empty slot: a box that nothing enters
                 for r in range(3):
                     box[wnode, 2 * r, c] = np.inf
                     box[wnode, 2 * r + 1, c] = -np.inf
-                box[wnode, 7, c] = 0.0
                 child[wnode, c] = 0
                 continue
             k = kids[c]
             for r in range(3):
                 box[wnode, 2 * r, c] = _f32_down(nlo[k, r])
                 box[wnode, 2 * r + 1, c] = _f32_up(nhi[k, r])
-            box[wnode, 7, c] = 0.0
             if not leaf[k]:
                 child[wnode, c] = nwide
                 st_bin[sp] = k
                 st_wide[sp] = nwide
                 sp += 1
                 nwide += 1
-                continue
-            a = start[k]
-            n = count[k]
-            if kind[order[a]] == LEAF_KIND_TRI:
-                b0 = nblk
-                nb = (n + BLOCK - 1) // BLOCK
-                for i in range(nb * BLOCK):
-                    blk = nblk + i // BLOCK
-                    lane = i % BLOCK
-                    if i < n:
-                        t = order[a + i]
-                        tri_id[blk, lane] = t
-                        for r in range(3):
-                            tri[blk, r, lane] = v0[t, r]
-                            tri[blk, 3 + r, lane] = v1[t, r]
-                            tri[blk, 6 + r, lane] = v2[t, r]
-                    else:                   # unused lane: a zero triangle, never hit
-                        tri_id[blk, lane] = -1
-                        for r in range(9):
-                            tri[blk, r, lane] = 0.0
-                nblk += nb
-                child[wnode, c] = ~np.int32((b0 << 4) | (nb << 1) | LEAF_KIND_TRI)
+            elif kind[order[start[k]]] == LEAF_KIND_TRI:
+                child[wnode, c], nblk = _pack_triangles(tri, tri_id, nblk, order, start[k], count[k],
+                                                        v0, v1, v2)
             else:
-                s0 = nsp
-                for i in range(n):
-                    s = order[a + i] - ntri
-                    sph_id[nsp] = s
-                    for r in range(3):
-                        for q in range(4):
-                            sph[nsp, r, q] = sph_w2o[s, r, q]
-                    nsp += 1
-                child[wnode, c] = ~np.int32((s0 << 4) | (n << 1) | LEAF_KIND_SPH)
+                child[wnode, c], nsp = _pack_spheres(sph, sph_id, nsp, order, start[k], count[k],
+                                                     ntri, sph_w2o)
     return box[:nwide], child[:nwide], tri[:nblk], tri_id[:nblk], sph, sph_id
 
 

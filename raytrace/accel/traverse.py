@@ -7,17 +7,19 @@ are visited near first; the others wait on an explicit stack with their entry di
 and are dropped once a closer hit is known. Leaves: 4 triangles at a time with the
 watertight test of Woop et al. (2013) in float64 (see ``simd.block_hits``), so rays
 never slip through edges or vertices shared by two triangles; spheres with
-``raytrace.kernels.shapes.intersect_unit_sphere_xf``.
+``raytrace.shapes.intersect_unit_sphere_xf``.
 """
 import math
 
 import numpy as np
 from numba import carray, njit
 
-from raytrace.accel.build import BLOCK, LEAF_KIND_TRI, STACK_SIZE, WIDTH
+from raytrace.accel.build import BLOCK, STACK_SIZE, WIDTH
 from raytrace.accel.lowlevel import alloca_f32, alloca_f64, alloca_i32, ctz, data_ptr, offset
 from raytrace.accel.simd import block_hits, child_of, node_mask, tri_id_of
-from raytrace.kernels.shapes import intersect_unit_sphere_xf
+from raytrace.layout import (LEAF_KIND_TRI, MISS, SPHERE, TRIANGLE, Hit, leaf_count, leaf_kind,
+                             leaf_start)
+from raytrace.shapes import intersect_unit_sphere_xf
 
 INF = math.inf
 _TFAR_SCALE = np.float32(1.0 + 2.0 ** -19)
@@ -82,12 +84,12 @@ def _ray_setup(ox, oy, oz, dx, dy, dz, tmin, tmax, box_ray, tri_ray):
 
 @njit(cache=True, inline="always")
 def closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    """Closest hit of the ray ``o + t d`` with ``tmin < t < tmax``.
+    """Closest hit of the ray ``o + t d`` with ``tmin < t < tmax`` -> :class:`~raytrace.layout.Hit`.
 
-    Returns ``(t, kind, index, u, v)``: ``kind`` 0 miss (``t = inf``, index -1),
-    1 triangle, 2 sphere; ``index`` into the original arrays given to ``build_accel``;
-    for triangles the hit point is ``(1-u-v) v0 + u v1 + v v2`` (``u = v = 0`` for
-    spheres). ``d`` need not be unit length; ``t`` is in units of ``|d|``.
+    ``kind`` is MISS (``t = inf``, index -1), TRIANGLE or SPHERE; ``index`` points into
+    the original arrays given to ``build_accel``; for triangles the hit point is
+    ``(1-u-v) v0 + u v1 + v v2`` (``u = v = 0`` for spheres). ``d`` need not be unit
+    length; ``t`` is in units of ``|d|``.
 
     A thin wrapper, inlined into the caller, that hands raw pointers to
     ``_closest_hit``: passing the six arrays of ``acc`` by value on every call would cost
@@ -98,13 +100,56 @@ def closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
                         tmin, tmax)
 
 
+@njit(cache=True, inline="always")
+def _push_hit_children(box, node, mask, dist, st_node, st_t, sp):
+    """Children of ``node`` in ``mask`` (hit bits, at least one), nearest first: returns
+    the child to visit next and the new stack size; the others wait on the stack with
+    their entry distances, the nearer ones on top."""
+    c0 = ctz(mask)
+    mask &= mask - 1
+    if mask == 0:
+        return child_of(box, node, c0), sp
+    c1 = ctz(mask)
+    mask &= mask - 1
+    if mask == 0:
+        if dist[c0] > dist[c1]:
+            c0, c1 = c1, c0
+        st_node[sp] = child_of(box, node, c1)
+        st_t[sp] = dist[c1]
+        return child_of(box, node, c0), sp + 1
+    # three or more: push all, insertion-sort the pushed run (nearest on top), pop one
+    base = sp
+    st_node[sp] = child_of(box, node, c0)
+    st_t[sp] = dist[c0]
+    st_node[sp + 1] = child_of(box, node, c1)
+    st_t[sp + 1] = dist[c1]
+    sp += 2
+    while mask != 0:
+        c = ctz(mask)
+        mask &= mask - 1
+        st_node[sp] = child_of(box, node, c)
+        st_t[sp] = dist[c]
+        sp += 1
+    for i in range(base + 1, sp):
+        tn = st_node[i]
+        td = st_t[i]
+        j = i
+        while j > base and st_t[j - 1] < td:
+            st_node[j] = st_node[j - 1]
+            st_t[j] = st_t[j - 1]
+            j -= 1
+        st_node[j] = tn
+        st_t[j] = td
+    return st_node[sp - 1], sp - 1
+
+
 @njit(cache=True, error_model="numpy")
 def _closest_hit(box, n_nodes, tri, sph, sph_id, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """``closest_hit`` on the pointers to ``acc.nodes, acc.tris, acc.sph, acc.sph_id``."""
     if n_nodes == 0 or not (tmin < tmax):
-        return INF, 0, -1, 0.0, 0.0
+        return Hit(INF, MISS, -1, 0.0, 0.0)
     best_t = tmax
-    hit_kind = 0
+    hit_kind = MISS
     hit_slot = -1
     hit_u = 0.0
     hit_v = 0.0
@@ -124,92 +169,40 @@ def _closest_hit(box, n_nodes, tri, sph, sph_id, ox, oy, oz, dx, dy, dz, tmin, t
         if node >= 0:
             mask = node_mask(box, node, nx, ny, nz, box_ray, dist)
             if mask != 0:
-                c0 = ctz(mask)
-                mask &= mask - 1
-                if mask == 0:
-                    node = child_of(box, node, c0)
-                    continue
-                c1 = ctz(mask)
-                mask &= mask - 1
-                if mask == 0:
-                    if dist[c0] <= dist[c1]:
-                        st_node[sp] = child_of(box, node, c1)
-                        st_t[sp] = dist[c1]
-                        node = child_of(box, node, c0)
-                    else:
-                        st_node[sp] = child_of(box, node, c0)
-                        st_t[sp] = dist[c0]
-                        node = child_of(box, node, c1)
-                    sp += 1
-                    continue
-                # three or more: push all, sort the pushed run (nearest on top), pop one
-                base = sp
-                st_node[sp] = child_of(box, node, c0)
-                st_t[sp] = dist[c0]
-                sp += 1
-                st_node[sp] = child_of(box, node, c1)
-                st_t[sp] = dist[c1]
-                sp += 1
-                while mask != 0:
-                    c = ctz(mask)
-                    mask &= mask - 1
-                    st_node[sp] = child_of(box, node, c)
-                    st_t[sp] = dist[c]
-                    sp += 1
-                for i in range(base + 1, sp):
-                    tn = st_node[i]
-                    td = st_t[i]
-                    j = i
-                    while j > base and st_t[j - 1] < td:
-                        st_node[j] = st_node[j - 1]
-                        st_t[j] = st_t[j - 1]
-                        j -= 1
-                    st_node[j] = tn
-                    st_t[j] = td
-                sp -= 1
-                node = st_node[sp]
+                node, sp = _push_hit_children(box, node, mask, dist, st_node, st_t, sp)
                 continue
+        elif leaf_kind(node) == LEAF_KIND_TRI:
+            s0 = leaf_start(node)
+            for blk in range(s0, s0 + leaf_count(node)):
+                m = block_hits(tri, blk, kx, ky, kz, tri_ray, tt, uu, vv)
+                while m != 0:
+                    k = ctz(m)
+                    m &= m - 1
+                    if tt[k] < best_t:
+                        best_t, hit_kind, hit_slot, hit_u, hit_v = tt[k], TRIANGLE, blk * BLOCK + k, uu[k], vv[k]
+            tri_ray[7] = best_t
+            box_ray[13] = np.float32(best_t) * _TFAR_SCALE
         else:
-            x = ~node
-            cnt = (x >> 1) & 7
-            s0 = x >> 4
-            if (x & 1) == LEAF_KIND_TRI:
-                for blk in range(s0, s0 + cnt):
-                    m = block_hits(tri, blk, kx, ky, kz, tri_ray, tt, uu, vv)
-                    while m != 0:
-                        k = ctz(m)
-                        m &= m - 1
-                        if tt[k] < best_t:
-                            best_t = tt[k]
-                            hit_kind = 1
-                            hit_slot = blk * BLOCK + k
-                            hit_u = uu[k]
-                            hit_v = vv[k]
-            else:
-                for s in range(s0, s0 + cnt):
-                    t = intersect_unit_sphere_xf(carray(offset(sph, 12 * s), (3, 4)), ox, oy,
-                                                 oz, dx, dy, dz, tmin, best_t)
-                    if t < best_t:
-                        best_t = t
-                        hit_kind = 2
-                        hit_slot = s
+            s0 = leaf_start(node)
+            for s in range(s0, s0 + leaf_count(node)):
+                t = intersect_unit_sphere_xf(carray(offset(sph, 12 * s), (3, 4)), ox, oy,
+                                             oz, dx, dy, dz, tmin, best_t)
+                if t < best_t:
+                    best_t, hit_kind, hit_slot = t, SPHERE, s
             tri_ray[7] = best_t
             box_ray[13] = np.float32(best_t) * _TFAR_SCALE
         # pop the next node that may still hold a closer hit
-        found = False
-        while sp > 0:
+        while sp > 0 and st_t[sp - 1] > box_ray[13]:
             sp -= 1
-            if st_t[sp] <= box_ray[13]:
-                node = st_node[sp]
-                found = True
-                break
-        if not found:
+        if sp == 0:
             break
-    if hit_kind == 0:
-        return INF, 0, -1, 0.0, 0.0
-    if hit_kind == 1:
-        return best_t, 1, tri_id_of(tri, hit_slot // BLOCK, hit_slot % BLOCK), hit_u, hit_v
-    return best_t, 2, sph_id[hit_slot], 0.0, 0.0
+        sp -= 1
+        node = st_node[sp]
+    if hit_kind == TRIANGLE:
+        return Hit(best_t, TRIANGLE, tri_id_of(tri, hit_slot // BLOCK, hit_slot % BLOCK), hit_u, hit_v)
+    if hit_kind == SPHERE:
+        return Hit(best_t, SPHERE, sph_id[hit_slot], 0.0, 0.0)
+    return Hit(INF, MISS, -1, 0.0, 0.0)
 
 
 @njit(cache=True, inline="always")
@@ -244,20 +237,18 @@ def _any_hit(box, n_nodes, tri, sph, ox, oy, oz, dx, dy, dz, tmin, tmax):
                 mask &= mask - 1
                 st_node[sp] = child_of(box, node, c)
                 sp += 1
+        elif leaf_kind(node) == LEAF_KIND_TRI:
+            s0 = leaf_start(node)
+            for blk in range(s0, s0 + leaf_count(node)):
+                if block_hits(tri, blk, kx, ky, kz, tri_ray, tt, uu, vv) != 0:
+                    return True
         else:
-            x = ~node
-            cnt = (x >> 1) & 7
-            s0 = x >> 4
-            if (x & 1) == LEAF_KIND_TRI:
-                for blk in range(s0, s0 + cnt):
-                    if block_hits(tri, blk, kx, ky, kz, tri_ray, tt, uu, vv) != 0:
-                        return True
-            else:
-                for s in range(s0, s0 + cnt):
-                    t = intersect_unit_sphere_xf(carray(offset(sph, 12 * s), (3, 4)), ox, oy,
-                                                 oz, dx, dy, dz, tmin, tmax)
-                    if t < tmax:
-                        return True
+            s0 = leaf_start(node)
+            for s in range(s0, s0 + leaf_count(node)):
+                t = intersect_unit_sphere_xf(carray(offset(sph, 12 * s), (3, 4)), ox, oy,
+                                             oz, dx, dy, dz, tmin, tmax)
+                if t < tmax:
+                    return True
         if sp == 0:
             return False
         sp -= 1

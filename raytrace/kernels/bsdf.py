@@ -36,8 +36,8 @@ import math
 
 from numba import njit
 
-from ..scene.build import (M_ALPHA, M_REFLECT, M_TRANSMIT, M_TYPE, MAT_CONDUCTOR, MAT_DIELECTRIC,
-                           MAT_DIFFUSE, MAT_PHONG, MAT_ROUGH_CONDUCTOR)
+from ..layout import (M_ALPHA, M_REFLECT, M_TRANSMIT, M_TYPE, MAT_CONDUCTOR, MAT_DIELECTRIC,
+                      MAT_DIFFUSE, MAT_PHONG, MAT_ROUGH_CONDUCTOR)
 
 INV_PI = 1.0 / math.pi
 TINY = 1e-12          # cosines below this count as grazing: nothing is scattered

@@ -1,5 +1,7 @@
-"""Camera rays from the array made by :func:`raytrace.camera.camera_array`."""
+"""Camera rays from a :class:`raytrace.layout.Camera`."""
 from numba import njit
+
+from ..layout import PERSPECTIVE
 
 
 @njit(cache=True, inline="always")
@@ -8,15 +10,14 @@ def camera_ray(cam, width, height, x, y):
 
     Returns origin and (not normalised) direction as six floats.
     """
-    half_h = cam[13]
-    sy = (1.0 - 2.0 * y / height) * half_h
-    sx = (2.0 * x / width - 1.0) * half_h * (width / height)
-    if cam[0] == 0:       # perspective
-        return (cam[1], cam[2], cam[3],
-                cam[4] + sx * cam[7] + sy * cam[10],
-                cam[5] + sx * cam[8] + sy * cam[11],
-                cam[6] + sx * cam[9] + sy * cam[12])
-    return (cam[1] + sx * cam[7] + sy * cam[10],
-            cam[2] + sx * cam[8] + sy * cam[11],
-            cam[3] + sx * cam[9] + sy * cam[12],
-            cam[4], cam[5], cam[6])
+    sy = (1.0 - 2.0 * y / height) * cam.half_height
+    sx = (2.0 * x / width - 1.0) * cam.half_height * (width / height)
+    if cam.kind == PERSPECTIVE:
+        return (cam.eye_x, cam.eye_y, cam.eye_z,
+                cam.forward_x + sx * cam.right_x + sy * cam.up_x,
+                cam.forward_y + sx * cam.right_y + sy * cam.up_y,
+                cam.forward_z + sx * cam.right_z + sy * cam.up_z)
+    return (cam.eye_x + sx * cam.right_x + sy * cam.up_x,
+            cam.eye_y + sx * cam.right_y + sy * cam.up_y,
+            cam.eye_z + sx * cam.right_z + sy * cam.up_z,
+            cam.forward_x, cam.forward_y, cam.forward_z)

@@ -1,6 +1,7 @@
 """Light sampling and light pdfs for next-event estimation and MIS (Numba, scalar).
 
-Lights are the entries of :class:`raytrace.scene.emitters.Lights`. Sampling picks an
+Lights are the entries of :class:`raytrace.layout.Lights` (built by
+``raytrace.scene.emitters``). Sampling picks an
 entry with probability ``pmf`` and then a direction from the shading point ``p``:
 
 - triangle: a uniform point on its area; pdf (solid angle) ``d^2 / (A cos_l)``;
@@ -22,8 +23,8 @@ import numpy as np
 from numba import njit
 
 from ..cubemap import cube_face_xy, cube_rgb, face_xy_direction
-from ..scene.emitters import (ENV_CONSTANT, ENV_CUBE, I_CUBE_SIZE, I_ENV_KIND, LIGHT_DIRECTIONAL,
-                              LIGHT_POINT, LIGHT_SPHERE, LIGHT_TRIANGLE)
+from ..layout import (ENV_CONSTANT, ENV_CUBE, LIGHT_DIRECTIONAL, LIGHT_POINT, LIGHT_SPHERE,
+                      LIGHT_TRIANGLE, TRIANGLE)
 from .frame import orthonormal_basis
 from .surface import affine
 
@@ -47,7 +48,7 @@ def select_entry(cdf, u):
 @njit(cache=True, inline="always")
 def env_radiance(lights, cube, dx, dy, dz):
     """Radiance of the environment in direction d (need not be unit)."""
-    kind = int(lights.info[I_ENV_KIND])
+    kind = lights.env_kind
     if kind == ENV_CUBE:
         return cube_rgb(cube, dx, dy, dz)
     if kind == ENV_CONSTANT:
@@ -59,12 +60,12 @@ def env_radiance(lights, cube, dx, dy, dz):
 def env_direction_pdf(lights, dx, dy, dz):
     """Solid-angle density of the environment sampler (without the entry probability)
     for the unit direction d."""
-    kind = int(lights.info[I_ENV_KIND])
+    kind = lights.env_kind
     if kind == ENV_CONSTANT:
         return INV_4PI
     if kind != ENV_CUBE:
         return 0.0
-    s = int(lights.info[I_CUBE_SIZE])
+    s = lights.cube_size
     face, x, y = cube_face_xy(dx, dy, dz)
     col = min(max(int(x * s), 0), s - 1)
     row = min(max(int((1.0 - y) * s), 0), s - 1)
@@ -130,8 +131,8 @@ def sphere_light_pdf(geo, s, px, py, pz, qx, qy, qz, cos_l):
 def light_pdf_at_hit(lights, geo, kind, idx, px, py, pz, qx, qy, qz, cos_l):
     """Density (solid angle at p, including the entry probability) with which next-event
     estimation would have picked the point q that a BSDF ray from p hit on an emitter
-    (kind 1 triangle, 2 sphere); cos_l > 0 is the cosine at q."""
-    if kind == 1:
+    (kind TRIANGLE or SPHERE); cos_l > 0 is the cosine at q."""
+    if kind == TRIANGLE:
         e = lights.tri_entry[idx]
         if e < 0 or cos_l <= 0.0:
             return 0.0
@@ -161,7 +162,8 @@ def sample_light(lights, geo, cube, px, py, pz, u0, u1, u2):
     directional and environment lights), value (r, g, b), pdf, is_delta). ``value`` is
     the emitted radiance for area and environment lights and the incident irradiance
     term (intensity / d^2, or the directional irradiance) for delta lights; ``pdf``
-    includes the selection probability (for delta lights it is that probability)."""
+    includes the selection probability (for delta lights it is that probability).
+    ``u0`` picks the entry (and, rescaled, the cube-map texel), ``u1, u2`` the point."""
     n = lights.pmf.shape[0]
     if n == 0:
         return _FAIL
@@ -172,97 +174,127 @@ def sample_light(lights, geo, cube, px, py, pz, u0, u1, u2):
     kind = lights.kind[e]
     idx = lights.index[e]
     if kind == LIGHT_TRIANGLE:
-        su = math.sqrt(u1)
-        b0 = 1.0 - su
-        b1 = u2 * su
-        b2 = 1.0 - b0 - b1
-        v0, v1, v2 = geo.tri_v0, geo.tri_v1, geo.tri_v2
-        qx = b0 * v0[idx, 0] + b1 * v1[idx, 0] + b2 * v2[idx, 0]
-        qy = b0 * v0[idx, 1] + b1 * v1[idx, 1] + b2 * v2[idx, 1]
-        qz = b0 * v0[idx, 2] + b1 * v1[idx, 2] + b2 * v2[idx, 2]
-        wx, wy, wz = qx - px, qy - py, qz - pz
-        d2 = wx * wx + wy * wy + wz * wz
-        if not d2 > 0.0:
-            return _FAIL
-        d = math.sqrt(d2)
-        wx, wy, wz = wx / d, wy / d, wz / d
-        cos_l = -(geo.tri_ng[idx, 0] * wx + geo.tri_ng[idx, 1] * wy + geo.tri_ng[idx, 2] * wz)
-        if cos_l <= 0.0:
-            return _FAIL
-        pdf = light_pdf_at_hit(lights, geo, 1, idx, px, py, pz, qx, qy, qz, cos_l)
-        if not (pdf > 0.0 and pdf < INF):
-            return _FAIL
-        e = geo.tri_emit[idx]
-        em = geo.emission
-        return True, wx, wy, wz, d, em[e, 0], em[e, 1], em[e, 2], pdf, False
+        return sample_triangle_light(lights, geo, idx, px, py, pz, u1, u2)
     if kind == LIGHT_SPHERE:
-        e = geo.sph_emit[idx]
-        er, eg, eb = geo.emission[e, 0], geo.emission[e, 1], geo.emission[e, 2]
-        cx, cy, cz, dc2, r2 = _sphere_cone(geo, idx, px, py, pz)
-        if r2 > 0.0:
-            dc = math.sqrt(dc2)
-            cx, cy, cz = cx / dc, cy / dc, cz / dc
-            sin2max = r2 / dc2
-            omc = sin2max / (1.0 + math.sqrt(max(0.0, 1.0 - sin2max)))
-            one_minus_cos = u1 * omc
-            cos_t = 1.0 - one_minus_cos
-            sin_t = math.sqrt(max(0.0, one_minus_cos * (2.0 - one_minus_cos)))
-            phi = 2.0 * math.pi * u2
-            tx, ty, tz, bx, by, bz = orthonormal_basis(cx, cy, cz)
-            cp, sp = math.cos(phi) * sin_t, math.sin(phi) * sin_t
-            wx = cp * tx + sp * bx + cos_t * cx
-            wy = cp * ty + sp * by + cos_t * cy
-            wz = cp * tz + sp * bz + cos_t * cz
-            # near root of t^2 - 2 t dc cos_t + (dc2 - r2) = 0, in the stable form c / t_far
-            disc = max(0.0, r2 - dc2 * (1.0 - cos_t * cos_t))
-            t_far = dc * cos_t + math.sqrt(disc)
-            dist = (dc2 - r2) / t_far if t_far > 0.0 else 0.0
-            pdf = pmf / (2.0 * math.pi * omc)
-            if not (dist > 0.0 and pdf < INF):
-                return _FAIL
-            return True, wx, wy, wz, dist, er, eg, eb, pdf, False
-        # ellipsoid (or p inside a round sphere): uniform on the unit sphere's area
-        oz = 1.0 - 2.0 * u1
-        orr = math.sqrt(max(0.0, 1.0 - oz * oz))
-        phi = 2.0 * math.pi * u2
-        ox, oy = orr * math.cos(phi), orr * math.sin(phi)
-        qx, qy, qz = affine(geo.sph_o2w, idx, ox, oy, oz)
-        factor, nx, ny, nz = _ellipsoid_area_factor(geo, idx, ox, oy, oz)
-        wx, wy, wz = qx - px, qy - py, qz - pz
-        d2 = wx * wx + wy * wy + wz * wz
-        if not (d2 > 0.0 and factor > 0.0):
-            return _FAIL
-        d = math.sqrt(d2)
-        wx, wy, wz = wx / d, wy / d, wz / d
-        cos_l = -(nx * wx + ny * wy + nz * wz)
-        if cos_l <= 0.0:
-            return _FAIL
-        pdf = pmf * d2 * INV_4PI / (factor * cos_l)
-        if not pdf < INF:
-            return _FAIL
-        return True, wx, wy, wz, d, er, eg, eb, pdf, False
+        return sample_sphere_light(geo, idx, pmf, px, py, pz, u1, u2)
     if kind == LIGHT_POINT:
-        wx = lights.delta_pos[idx, 0] - px
-        wy = lights.delta_pos[idx, 1] - py
-        wz = lights.delta_pos[idx, 2] - pz
-        d2 = wx * wx + wy * wy + wz * wz
-        if not d2 > 0.0:
-            return _FAIL
-        d = math.sqrt(d2)
-        val = lights.delta_val
-        return (True, wx / d, wy / d, wz / d, d, val[idx, 0] / d2, val[idx, 1] / d2, val[idx, 2] / d2,
-                pmf, True)
+        return sample_point_light(lights, idx, pmf, px, py, pz)
     if kind == LIGHT_DIRECTIONAL:
-        val = lights.delta_val
-        pos = lights.delta_pos
-        return (True, -pos[idx, 0], -pos[idx, 1], -pos[idx, 2], INF, val[idx, 0], val[idx, 1], val[idx, 2],
-                pmf, True)
-    # environment: reuse u0's position inside the entry's interval for the texel
-    env_kind = int(lights.info[I_ENV_KIND])
-    if env_kind == ENV_CUBE:
-        ur = min(max((u0 - lights.cdf[e]) / pmf, 0.0), 1.0 - 1e-16)
-        s = int(lights.info[I_CUBE_SIZE])
-        t = select_entry(lights.env_cdf, ur)
+        return sample_directional_light(lights, idx, pmf)
+    u_texel = min(max((u0 - lights.cdf[e]) / pmf, 0.0), 1.0 - 1e-16)
+    return sample_environment(lights, cube, pmf, u_texel, u1, u2)
+
+
+@njit(cache=True, inline="always")
+def sample_triangle_light(lights, geo, idx, px, py, pz, u1, u2):
+    """A uniform point on emissive triangle ``idx``; pdf ``d^2 / (A cos_l)`` times the
+    entry probability. Fails when p sees the triangle's back."""
+    su = math.sqrt(u1)
+    b0 = 1.0 - su
+    b1 = u2 * su
+    b2 = 1.0 - b0 - b1
+    v0, v1, v2 = geo.tri_v0, geo.tri_v1, geo.tri_v2
+    qx = b0 * v0[idx, 0] + b1 * v1[idx, 0] + b2 * v2[idx, 0]
+    qy = b0 * v0[idx, 1] + b1 * v1[idx, 1] + b2 * v2[idx, 1]
+    qz = b0 * v0[idx, 2] + b1 * v1[idx, 2] + b2 * v2[idx, 2]
+    wx, wy, wz = qx - px, qy - py, qz - pz
+    d2 = wx * wx + wy * wy + wz * wz
+    if not d2 > 0.0:
+        return _FAIL
+    d = math.sqrt(d2)
+    wx, wy, wz = wx / d, wy / d, wz / d
+    cos_l = -(geo.tri_ng[idx, 0] * wx + geo.tri_ng[idx, 1] * wy + geo.tri_ng[idx, 2] * wz)
+    if cos_l <= 0.0:
+        return _FAIL
+    pdf = light_pdf_at_hit(lights, geo, TRIANGLE, idx, px, py, pz, qx, qy, qz, cos_l)
+    if not (pdf > 0.0 and pdf < INF):
+        return _FAIL
+    e = geo.tri_emit[idx]
+    em = geo.emission
+    return True, wx, wy, wz, d, em[e, 0], em[e, 1], em[e, 2], pdf, False
+
+
+@njit(cache=True, inline="always")
+def sample_sphere_light(geo, idx, pmf, px, py, pz, u1, u2):
+    """Emissive sphere ``idx``: a direction in the cone it subtends (round, p outside),
+    else a point uniform on the unit sphere's area mapped to world space."""
+    e = geo.sph_emit[idx]
+    er, eg, eb = geo.emission[e, 0], geo.emission[e, 1], geo.emission[e, 2]
+    cx, cy, cz, dc2, r2 = _sphere_cone(geo, idx, px, py, pz)
+    if r2 > 0.0:
+        dc = math.sqrt(dc2)
+        cx, cy, cz = cx / dc, cy / dc, cz / dc
+        sin2max = r2 / dc2
+        omc = sin2max / (1.0 + math.sqrt(max(0.0, 1.0 - sin2max)))
+        one_minus_cos = u1 * omc
+        cos_t = 1.0 - one_minus_cos
+        sin_t = math.sqrt(max(0.0, one_minus_cos * (2.0 - one_minus_cos)))
+        phi = 2.0 * math.pi * u2
+        tx, ty, tz, bx, by, bz = orthonormal_basis(cx, cy, cz)
+        cp, sp = math.cos(phi) * sin_t, math.sin(phi) * sin_t
+        wx = cp * tx + sp * bx + cos_t * cx
+        wy = cp * ty + sp * by + cos_t * cy
+        wz = cp * tz + sp * bz + cos_t * cz
+        # near root of t^2 - 2 t dc cos_t + (dc2 - r2) = 0, in the stable form c / t_far
+        disc = max(0.0, r2 - dc2 * (1.0 - cos_t * cos_t))
+        t_far = dc * cos_t + math.sqrt(disc)
+        dist = (dc2 - r2) / t_far if t_far > 0.0 else 0.0
+        pdf = pmf / (2.0 * math.pi * omc)
+        if not (dist > 0.0 and pdf < INF):
+            return _FAIL
+        return True, wx, wy, wz, dist, er, eg, eb, pdf, False
+    oz = 1.0 - 2.0 * u1
+    orr = math.sqrt(max(0.0, 1.0 - oz * oz))
+    phi = 2.0 * math.pi * u2
+    ox, oy = orr * math.cos(phi), orr * math.sin(phi)
+    qx, qy, qz = affine(geo.sph_o2w, idx, ox, oy, oz)
+    factor, nx, ny, nz = _ellipsoid_area_factor(geo, idx, ox, oy, oz)
+    wx, wy, wz = qx - px, qy - py, qz - pz
+    d2 = wx * wx + wy * wy + wz * wz
+    if not (d2 > 0.0 and factor > 0.0):
+        return _FAIL
+    d = math.sqrt(d2)
+    wx, wy, wz = wx / d, wy / d, wz / d
+    cos_l = -(nx * wx + ny * wy + nz * wz)
+    if cos_l <= 0.0:
+        return _FAIL
+    pdf = pmf * d2 * INV_4PI / (factor * cos_l)
+    if not pdf < INF:
+        return _FAIL
+    return True, wx, wy, wz, d, er, eg, eb, pdf, False
+
+
+@njit(cache=True, inline="always")
+def sample_point_light(lights, idx, pmf, px, py, pz):
+    """Point light ``idx`` (a delta): irradiance term ``intensity / d^2``."""
+    wx = lights.delta_pos[idx, 0] - px
+    wy = lights.delta_pos[idx, 1] - py
+    wz = lights.delta_pos[idx, 2] - pz
+    d2 = wx * wx + wy * wy + wz * wz
+    if not d2 > 0.0:
+        return _FAIL
+    d = math.sqrt(d2)
+    val = lights.delta_val
+    return (True, wx / d, wy / d, wz / d, d, val[idx, 0] / d2, val[idx, 1] / d2, val[idx, 2] / d2,
+            pmf, True)
+
+
+@njit(cache=True, inline="always")
+def sample_directional_light(lights, idx, pmf):
+    """Directional light ``idx`` (a delta): towards the light, at infinity."""
+    val = lights.delta_val
+    pos = lights.delta_pos
+    return (True, -pos[idx, 0], -pos[idx, 1], -pos[idx, 2], INF, val[idx, 0], val[idx, 1], val[idx, 2],
+            pmf, True)
+
+
+@njit(cache=True, inline="always")
+def sample_environment(lights, cube, pmf, u_texel, u1, u2):
+    """The environment: a cube-map texel by its weight (``u_texel``) and a point in it,
+    or a uniform direction for a constant colour."""
+    if lights.env_kind == ENV_CUBE:
+        s = lights.cube_size
+        t = select_entry(lights.env_cdf, u_texel)
         face = t // (s * s)
         rc = t - face * s * s
         row = rc // s

@@ -10,8 +10,8 @@ import math
 import numpy as np
 from numba import njit
 
-BOX, TENT, GAUSSIAN = 0, 1, 2
-FILTERS = {"box": BOX, "tent": TENT, "gaussian": GAUSSIAN}
+from ..layout import BOX, FILTERS, GAUSSIAN, TENT  # noqa: F401  (FILTERS: names -> kinds)
+
 GAUSS_SIGMA, GAUSS_RADIUS = 0.5, 1.5
 _TABLE_SIZE = 1025
 

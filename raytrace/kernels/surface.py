@@ -1,8 +1,8 @@
 """What the integrators need to know about a hit point: normals, texture coordinates,
 material row and emitter row (Numba, scalar, no allocation).
 
-``kind`` and ``index`` come from the scene's closest-hit query (1 triangle, 2 sphere,
-3 plane); ``(u, v)`` are a triangle's barycentrics of ``v1`` and ``v2``.
+``kind`` and ``index`` come from the scene's closest-hit query (``raytrace.layout``
+TRIANGLE, SPHERE, PLANE); ``(u, v)`` are a triangle's barycentrics of ``v1`` and ``v2``.
 
 Texture coordinates (Mitsuba's conventions):
 - triangles: interpolated per-corner UVs (mesh ``vt``; rectangles ``((x+1)/2, (y+1)/2)``;
@@ -16,10 +16,8 @@ import math
 
 from numba import njit
 
-from ..scene.build import M_TEX
+from ..layout import M_TEX, SPHERE, TRIANGLE
 from ..textures import texture_rgb
-
-TRIANGLE, SPHERE, PLANE = 1, 2, 3
 
 
 @njit(cache=True, inline="always")

@@ -1,6 +1,10 @@
 """The Whitted integrator: Phong direct light with shadow rays, mirror reflection and
 Fresnel refraction, as an explicit-stack loop (no recursion).
 
+:func:`trace_ray` pops rays off a stack; each hit is shaded by :func:`direct_phong`
+(the course's model, per light :func:`phong`) and pushes its mirror and refracted rays
+(:func:`push_secondary`) with their weights.
+
 All radiance is linear RGB. Per light: ``L = color / (attenuation * d^2)`` (point) or
 ``color`` (directional); diffuse ``max(N.L, 0) * L * k_d``; specular
 ``max(L.R, 0)^s * L * k_s`` with ``R`` the mirror of the eye ray; lights behind the
@@ -14,146 +18,188 @@ import numpy as np
 from numba import njit, prange
 
 from ..cubemap import cube_rgb
-from ..scene.build import (M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR, M_TEX, M_TRANSMIT,
-                           M_TYPE, MAT_DIFFUSE)
+from ..layout import (LIGHT_POINT, M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR, M_TEX,
+                      M_TRANSMIT, M_TYPE, MAT_DIFFUSE, MISS, TRIANGLE)
+from .borrow import borrow
 from .camera_rays import camera_ray
-from .intersect import MISS, PLANE, SPHERE, TRIANGLE, scene_hit, scene_occluded  # noqa: F401
+from .intersect import scene_hit, scene_occluded
 from .rng import rand01
 from .sampling import warp
 from .surface import base_color, hit_normals
 
 INF = math.inf
-MIN_WEIGHT = 1e-5
+MIN_WEIGHT = 1e-5       # rays whose weight falls below this are not traced
 
-# params array layout (float64)
-P_WIDTH, P_HEIGHT, P_SPP, P_FILTER, P_BOUNCES, P_SHADOWS, P_EPS, P_SEED, P_HAS_CUBE = range(9)
-PARAMS_SIZE = 9
+# the ray stack: one row per pending ray
+ST_ORIGIN, ST_DIR, ST_WEIGHT, ST_DEPTH = 0, 3, 6, 9
+STACK_WIDTH = 10
 
 
 @njit(cache=True, inline="always")
-def background(bg, cube, has_cube, dx, dy, dz):
+def stack_rows(bounces):
+    """Rows the ray stack needs for ``bounces`` (each hit pushes at most two rays)."""
+    return 2 * bounces + 4
+
+
+@njit(cache=True, inline="always")
+def push_ray(stack, sp, ox, oy, oz, dx, dy, dz, wr, wg, wb, depth):
+    """Push a ray with its weight (r, g, b) and depth; returns the new stack size."""
+    stack[sp, ST_ORIGIN], stack[sp, ST_ORIGIN + 1], stack[sp, ST_ORIGIN + 2] = ox, oy, oz
+    stack[sp, ST_DIR], stack[sp, ST_DIR + 1], stack[sp, ST_DIR + 2] = dx, dy, dz
+    stack[sp, ST_WEIGHT], stack[sp, ST_WEIGHT + 1], stack[sp, ST_WEIGHT + 2] = wr, wg, wb
+    stack[sp, ST_DEPTH] = depth
+    return sp + 1
+
+
+@njit(cache=True, inline="always")
+def background(env, dx, dy, dz):
     """Radiance (r, g, b) of a ray that escapes: the cube map, else the background colour."""
-    if has_cube:
-        return cube_rgb(cube, dx, dy, dz)
-    return bg[0], bg[1], bg[2]
+    if env.has_cube:
+        return cube_rgb(env.cube, dx, dy, dz)
+    return env.background[0], env.background[1], env.background[2]
+
+
+@njit(cache=True, inline="always")
+def phong(intensity, n_dot_l, l_dot_r, shininess, kd, ks):
+    """The course's Phong term for one light and one channel:
+    ``I (max(N.L, 0) k_d + max(L.R, 0)^s k_s)``, with ``N.L > 0`` already checked."""
+    spec = l_dot_r ** shininess if l_dot_r > 0.0 else 0.0
+    return intensity * (n_dot_l * kd + spec * ks)
+
+
+@njit(cache=True, inline="always")
+def light_direction(lights, li, px, py, pz):
+    """-> (ok, unit direction p -> light (3), distance, fall-off factor) of light ``li``:
+    ``1 / (attenuation d^2)`` for a point light (1 without attenuation), 1 for a
+    directional one (at infinity)."""
+    if lights.kind[li] == LIGHT_POINT:
+        lx = lights.pos_dir[li, 0] - px
+        ly = lights.pos_dir[li, 1] - py
+        lz = lights.pos_dir[li, 2] - pz
+        dist = math.sqrt(lx * lx + ly * ly + lz * lz)
+        if dist == 0.0:
+            return False, 0.0, 0.0, 0.0, 0.0, 0.0
+        att = lights.attenuation[li]
+        fall = 1.0 / (att * dist * dist) if att > 0.0 else 1.0
+        return True, lx / dist, ly / dist, lz / dist, dist, fall
+    return True, -lights.pos_dir[li, 0], -lights.pos_dir[li, 1], -lights.pos_dir[li, 2], INF, 1.0
+
+
+@njit(cache=True, inline="always")
+def direct_phong(bvh, geo, lights, env, m, kd0, kd1, kd2, px, py, pz, nx, ny, nz, rx, ry, rz,
+                 shadows, eps):
+    """Ambient plus every light's Phong term at p (normal n on the viewer's side, r the
+    mirror of the eye ray), with a shadow ray per light when ``shadows``."""
+    mats = geo.materials
+    ks0, ks1, ks2 = mats[m, M_SPECULAR], mats[m, M_SPECULAR + 1], mats[m, M_SPECULAR + 2]
+    shin = mats[m, M_SHININESS]
+    lr, lg, lb = env.ambient[0] * kd0, env.ambient[1] * kd1, env.ambient[2] * kd2
+    sx, sy, sz = px + eps * nx, py + eps * ny, pz + eps * nz
+    for li in range(lights.kind.shape[0]):
+        ok, lx, ly, lz, dist, fall = light_direction(lights, li, px, py, pz)
+        if not ok:
+            continue
+        ndotl = nx * lx + ny * ly + nz * lz
+        if ndotl <= 0.0:
+            continue
+        if shadows and scene_occluded(bvh, geo, sx, sy, sz, lx, ly, lz, 0.0, dist - eps):
+            continue
+        ldotr = lx * rx + ly * ry + lz * rz
+        col = lights.color
+        lr += phong(fall * col[li, 0], ndotl, ldotr, shin, kd0, ks0)
+        lg += phong(fall * col[li, 1], ndotl, ldotr, shin, kd1, ks1)
+        lb += phong(fall * col[li, 2], ndotl, ldotr, shin, kd2, ks2)
+    return lr, lg, lb
+
+
+@njit(cache=True, inline="always")
+def push_secondary(stack, sp, mats, m, entering, cos_i, px, py, pz, nx, ny, nz, dx, dy, dz,
+                   rx, ry, rz, wr, wg, wb, depth, eps):
+    """Push the refracted ray (material with ``transmit``; Schlick's Fresnel, none under
+    total internal reflection) and the mirror ray weighted by ``reflect`` times the
+    Fresnel share. Returns the new stack size."""
+    fr = 1.0                                   # share of the mirror ray
+    if mats[m, M_TRANSMIT] > 0.0 or mats[m, M_TRANSMIT + 1] > 0.0 or mats[m, M_TRANSMIT + 2] > 0.0:
+        ior = mats[m, M_IOR]
+        n1, n2 = (1.0, ior) if entering else (ior, 1.0)
+        eta = n1 / n2
+        sin2_t = eta * eta * (1.0 - cos_i * cos_i)
+        if sin2_t < 1.0:                       # else total internal reflection
+            cos_t = math.sqrt(1.0 - sin2_t)
+            r0 = ((n1 - n2) / (n1 + n2)) ** 2
+            c = cos_i if n1 <= n2 else cos_t
+            fr = r0 + (1.0 - r0) * (1.0 - c) ** 5
+            ft = 1.0 - fr
+            tw0, tw1, tw2 = wr * ft * mats[m, M_TRANSMIT], wg * ft * mats[m, M_TRANSMIT + 1], \
+                wb * ft * mats[m, M_TRANSMIT + 2]
+            if max(tw0, max(tw1, tw2)) > MIN_WEIGHT:
+                k = eta * cos_i - cos_t
+                sp = push_ray(stack, sp, px - eps * nx, py - eps * ny, pz - eps * nz,
+                              eta * dx + k * nx, eta * dy + k * ny, eta * dz + k * nz,
+                              tw0, tw1, tw2, depth + 1.0)
+    mw0, mw1, mw2 = wr * fr * mats[m, M_REFLECT], wg * fr * mats[m, M_REFLECT + 1], \
+        wb * fr * mats[m, M_REFLECT + 2]
+    if max(mw0, max(mw1, mw2)) > MIN_WEIGHT:
+        sp = push_ray(stack, sp, px + eps * nx, py + eps * ny, pz + eps * nz, rx, ry, rz,
+                      mw0, mw1, mw2, depth + 1.0)
+    return sp
 
 
 @njit(cache=True)
-def trace_ray(acc, geo, lk, lpos, lcol, latt, bg, ambient, cube, has_cube,
-              ox, oy, oz, dx, dy, dz, bounces, shadows, eps, stack):
-    """Radiance along one camera ray. ``stack`` is scratch space (2 * bounces + 4, 10)."""
+def trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, bounces, shadows, eps, stack):
+    """Radiance (r, g, b) along one camera ray. ``stack``: scratch (stack_rows(bounces),
+    STACK_WIDTH)."""
     mats = geo.materials
-    out = np.zeros(3)
-    sp = 0
-    stack[0, 0], stack[0, 1], stack[0, 2] = ox, oy, oz
-    stack[0, 3], stack[0, 4], stack[0, 5] = dx, dy, dz
-    stack[0, 6], stack[0, 7], stack[0, 8], stack[0, 9] = 1.0, 1.0, 1.0, 0.0
-    sp = 1
+    out_r = out_g = out_b = 0.0
+    sp = push_ray(stack, 0, ox, oy, oz, dx, dy, dz, 1.0, 1.0, 1.0, 0.0)
     while sp > 0:
         sp -= 1
-        ox, oy, oz = stack[sp, 0], stack[sp, 1], stack[sp, 2]
-        dx, dy, dz = stack[sp, 3], stack[sp, 4], stack[sp, 5]
-        wr, wg, wb, depth = stack[sp, 6], stack[sp, 7], stack[sp, 8], stack[sp, 9]
+        ox, oy, oz = stack[sp, ST_ORIGIN], stack[sp, ST_ORIGIN + 1], stack[sp, ST_ORIGIN + 2]
+        dx, dy, dz = stack[sp, ST_DIR], stack[sp, ST_DIR + 1], stack[sp, ST_DIR + 2]
+        wr, wg, wb = stack[sp, ST_WEIGHT], stack[sp, ST_WEIGHT + 1], stack[sp, ST_WEIGHT + 2]
+        depth = stack[sp, ST_DEPTH]
         inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
         dx, dy, dz = dx * inv, dy * inv, dz * inv
-        t, kind, idx, u, v = scene_hit(acc, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
-        if kind == MISS:
-            br, bgg, bb = background(bg, cube, has_cube, dx, dy, dz)
-            out[0] += wr * br
-            out[1] += wg * bgg
-            out[2] += wb * bb
+        hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
+        if hit.kind == MISS:
+            br, bg, bb = background(env, dx, dy, dz)
+            out_r, out_g, out_b = out_r + wr * br, out_g + wg * bg, out_b + wb * bb
             continue
-        px, py, pz = ox + t * dx, oy + t * dy, oz + t * dz
-        _, _, _, nx, ny, nz, m, emit = hit_normals(geo, kind, idx, u, v, px, py, pz)
+        px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
+        _, _, _, nx, ny, nz, m, emit = hit_normals(geo, hit.kind, hit.index, hit.u, hit.v, px, py, pz)
         cos_i = -(nx * dx + ny * dy + nz * dz)
         entering = cos_i >= 0.0
         if emit >= 0:
             front = cos_i
-            if kind == TRIANGLE:      # emission leaves on the side of the true normal
-                front = -(geo.tri_ng[idx, 0] * dx + geo.tri_ng[idx, 1] * dy + geo.tri_ng[idx, 2] * dz)
+            if hit.kind == TRIANGLE:      # emission leaves on the side of the true normal
+                ng = geo.tri_ng
+                front = -(ng[hit.index, 0] * dx + ng[hit.index, 1] * dy + ng[hit.index, 2] * dz)
             if front > 0.0:
-                em = geo.emission[emit]
-                out[0] += wr * em[0]
-                out[1] += wg * em[1]
-                out[2] += wb * em[2]
+                em = geo.emission
+                out_r, out_g, out_b = out_r + wr * em[emit, 0], out_g + wg * em[emit, 1], out_b + wb * em[emit, 2]
         if not entering:            # shade the side the ray came from
             nx, ny, nz, cos_i = -nx, -ny, -nz, -cos_i
         if mats[m, M_TEX] >= 0.0 and mats[m, M_TYPE] <= MAT_DIFFUSE:   # textured k_d
-            kd0, kd1, kd2 = base_color(geo, m, M_DIFFUSE, kind, idx, u, v, px, py, pz)
+            kd0, kd1, kd2 = base_color(geo, m, M_DIFFUSE, hit.kind, hit.index, hit.u, hit.v, px, py, pz)
         else:
             kd0, kd1, kd2 = mats[m, M_DIFFUSE], mats[m, M_DIFFUSE + 1], mats[m, M_DIFFUSE + 2]
-        ks = mats[m, M_SPECULAR:M_SPECULAR + 3]
-        shin = mats[m, M_SHININESS]
         # mirror direction of the eye ray
         rx, ry, rz = dx + 2.0 * cos_i * nx, dy + 2.0 * cos_i * ny, dz + 2.0 * cos_i * nz
-        lr, lg, lb = ambient[0] * kd0, ambient[1] * kd1, ambient[2] * kd2
-        sx, sy, sz = px + eps * nx, py + eps * ny, pz + eps * nz
-        for li in range(lk.shape[0]):
-            if lk[li] == 0:
-                lx, ly, lz = lpos[li, 0] - px, lpos[li, 1] - py, lpos[li, 2] - pz
-                dist = math.sqrt(lx * lx + ly * ly + lz * lz)
-                if dist == 0.0:
-                    continue
-                lx, ly, lz = lx / dist, ly / dist, lz / dist
-                fall = 1.0 / (latt[li] * dist * dist) if latt[li] > 0.0 else 1.0
-            else:
-                lx, ly, lz = -lpos[li, 0], -lpos[li, 1], -lpos[li, 2]
-                dist = INF
-                fall = 1.0
-            ndotl = nx * lx + ny * ly + nz * lz
-            if ndotl <= 0.0:
-                continue
-            if shadows and scene_occluded(acc, geo, sx, sy, sz, lx, ly, lz, 0.0, dist - eps):
-                continue
-            ldotr = lx * rx + ly * ry + lz * rz
-            spec = ldotr ** shin if ldotr > 0.0 else 0.0
-            lr += fall * lcol[li, 0] * (ndotl * kd0 + spec * ks[0])
-            lg += fall * lcol[li, 1] * (ndotl * kd1 + spec * ks[1])
-            lb += fall * lcol[li, 2] * (ndotl * kd2 + spec * ks[2])
-        out[0] += wr * lr
-        out[1] += wg * lg
-        out[2] += wb * lb
-        if depth >= bounces:
-            continue
-        refl = mats[m, M_REFLECT:M_REFLECT + 3]
-        trans = mats[m, M_TRANSMIT:M_TRANSMIT + 3]
-        fr = 1.0                                   # share of the mirror ray
-        if trans[0] > 0.0 or trans[1] > 0.0 or trans[2] > 0.0:
-            ior = mats[m, M_IOR]
-            n1, n2 = (1.0, ior) if entering else (ior, 1.0)
-            eta = n1 / n2
-            sin2_t = eta * eta * (1.0 - cos_i * cos_i)
-            if sin2_t < 1.0:                       # else total internal reflection
-                cos_t = math.sqrt(1.0 - sin2_t)
-                r0 = ((n1 - n2) / (n1 + n2)) ** 2
-                c = cos_i if n1 <= n2 else cos_t
-                fr = r0 + (1.0 - r0) * (1.0 - c) ** 5
-                tr = 1.0 - fr
-                tw0, tw1, tw2 = wr * tr * trans[0], wg * tr * trans[1], wb * tr * trans[2]
-                if max(tw0, max(tw1, tw2)) > MIN_WEIGHT:
-                    k = eta * cos_i - cos_t
-                    stack[sp, 0], stack[sp, 1], stack[sp, 2] = px - eps * nx, py - eps * ny, pz - eps * nz
-                    stack[sp, 3], stack[sp, 4], stack[sp, 5] = eta * dx + k * nx, eta * dy + k * ny, eta * dz + k * nz
-                    stack[sp, 6], stack[sp, 7], stack[sp, 8], stack[sp, 9] = tw0, tw1, tw2, depth + 1.0
-                    sp += 1
-        mw0, mw1, mw2 = wr * fr * refl[0], wg * fr * refl[1], wb * fr * refl[2]
-        if max(mw0, max(mw1, mw2)) > MIN_WEIGHT:
-            stack[sp, 0], stack[sp, 1], stack[sp, 2] = sx, sy, sz
-            stack[sp, 3], stack[sp, 4], stack[sp, 5] = rx, ry, rz
-            stack[sp, 6], stack[sp, 7], stack[sp, 8], stack[sp, 9] = mw0, mw1, mw2, depth + 1.0
-            sp += 1
-    return out
+        lr, lg, lb = direct_phong(bvh, geo, lights, env, m, kd0, kd1, kd2, px, py, pz, nx, ny, nz,
+                                  rx, ry, rz, shadows, eps)
+        out_r, out_g, out_b = out_r + wr * lr, out_g + wg * lg, out_b + wb * lb
+        if depth < bounces:
+            sp = push_secondary(stack, sp, mats, m, entering, cos_i, px, py, pz, nx, ny, nz,
+                                dx, dy, dz, rx, ry, rz, wr, wg, wb, depth, eps)
+    return out_r, out_g, out_b
 
 
 @njit(cache=True)
-def render_row(i, out_row, acc, geo, cam, lk, lpos, lcol, latt, bg, ambient, cube, params,
-               filter_table, stack):
+def render_row(i, out_row, bvh, geo, cam, lights, env, settings, filter_table, stack):
     """Render image row ``i`` into ``out_row`` ((W, 3) float32). Kept out of the parallel
     loop so that the parallel kernel stays small and quick to compile."""
-    width, height = int(params[P_WIDTH]), int(params[P_HEIGHT])
-    spp, fkind = int(params[P_SPP]), int(params[P_FILTER])
-    bounces, shadows, eps = int(params[P_BOUNCES]), params[P_SHADOWS] > 0.0, params[P_EPS]
-    seed, has_cube = int(params[P_SEED]), params[P_HAS_CUBE] > 0.0
+    bvh, geo, lights, env = borrow(bvh), borrow(geo), borrow(lights), borrow(env)
+    width, height, spp = settings.width, settings.height, settings.spp
     n = int(math.sqrt(spp))
     if n * n != spp:
         n = 0                     # not a square: independent jitter
@@ -162,38 +208,35 @@ def render_row(i, out_row, acc, geo, cam, lk, lpos, lcol, latt, bg, ambient, cub
         cr = cg = cb = 0.0
         for s in range(spp):
             if spp == 1:
-                ox_, oy_ = 0.0, 0.0               # one sample: the pixel centre
+                fx, fy = 0.0, 0.0               # one sample: the pixel centre
             else:
-                u1 = rand01(seed, pixel, s, 0)
-                u2 = rand01(seed, pixel, s, 1)
+                u1 = rand01(settings.seed, pixel, s, 0)
+                u2 = rand01(settings.seed, pixel, s, 1)
                 if n > 0:
                     u1 = (s % n + u1) / n
                     u2 = (s // n + u2) / n
-                ox_, oy_ = warp(u1, fkind, filter_table), warp(u2, fkind, filter_table)
-            ro0, ro1, ro2, rd0, rd1, rd2 = camera_ray(cam, width, height, j + 0.5 + ox_, i + 0.5 + oy_)
-            c = trace_ray(acc, geo, lk, lpos, lcol, latt, bg, ambient, cube, has_cube,
-                          ro0, ro1, ro2, rd0, rd1, rd2, bounces, shadows, eps, stack)
-            cr += c[0]
-            cg += c[1]
-            cb += c[2]
+                fx, fy = warp(u1, settings.filter, filter_table), warp(u2, settings.filter, filter_table)
+            ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
+            r, g, b = trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, settings.bounces,
+                                settings.shadows, settings.epsilon, stack)
+            cr += r
+            cg += g
+            cb += b
         out_row[j, 0] = cr / spp
         out_row[j, 1] = cg / spp
         out_row[j, 2] = cb / spp
 
 
 @njit(cache=True, parallel=True)
-def render_rows(row0, row1, out, acc, geo, cam, lk, lpos, lcol, latt, bg, ambient, cube,
-                params, filter_table):
+def render_rows(row0, row1, out, bvh, geo, cam, lights, env, settings, filter_table):
     """Render image rows [row0, row1) into ``out`` ((row1 - row0, W, 3) float32)."""
-    bounces = int(params[P_BOUNCES])
     for r in prange(row1 - row0):
-        stack = np.empty((2 * bounces + 4, 10))
-        render_row(row0 + r, out[r], acc, geo, cam, lk, lpos, lcol, latt, bg, ambient, cube,
-                   params, filter_table, stack)
+        stack = np.empty((stack_rows(settings.bounces), STACK_WIDTH))
+        render_row(row0 + r, out[r], bvh, geo, cam, lights, env, settings, filter_table, stack)
 
 
 @njit(cache=True, parallel=True)
-def render_aov(out_t, out_n, acc, geo, cam):
+def render_aov(out_t, out_n, bvh, geo, cam):
     """Depth (distance along the unit camera ray; inf on a miss) and world shading normal
     through each pixel centre."""
     height, width = out_t.shape
@@ -202,10 +245,11 @@ def render_aov(out_t, out_n, acc, geo, cam):
             ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5, i + 0.5)
             inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
             dx, dy, dz = dx * inv, dy * inv, dz * inv
-            t, kind, idx, u, v = scene_hit(acc, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
-            out_t[i, j] = t
-            if kind != MISS:
-                _, _, _, nx, ny, nz, m, _ = hit_normals(geo, kind, idx, u, v, ox + t * dx, oy + t * dy, oz + t * dz)
+            hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
+            out_t[i, j] = hit.t
+            if hit.kind != MISS:
+                _, _, _, nx, ny, nz, _, _ = hit_normals(geo, hit.kind, hit.index, hit.u, hit.v,
+                                                        ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz)
                 out_n[i, j, 0], out_n[i, j, 1], out_n[i, j, 2] = nx, ny, nz
             else:
                 out_n[i, j, 0] = out_n[i, j, 1] = out_n[i, j, 2] = 0.0

@@ -10,25 +10,17 @@ Besides positions and normals every primitive carries texture coordinates (see
 and an emitter index (row of ``emission``, -1 for none).
 """
 import pathlib
-from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import SceneError
+from ..layout import (M_TEX, MATERIAL_TYPES, Geometry, material_columns,
+                      new_material_records)
 from ..textures import TextureTable
 from .meshio import read_mesh
 from .plugins import plugin_object_types
 from .transforms import check_invertible, compose, to_numpy
 
-# material table columns: the course's Phong model first (what the Whitted integrator
-# reads), then the path tracer's material type, base colour (+ texture) and roughness
-M_DIFFUSE, M_SPECULAR, M_SHININESS, M_REFLECT, M_TRANSMIT, M_IOR = 0, 3, 6, 7, 10, 13
-M_TYPE, M_COLOR, M_TEX, M_ALPHA = 14, 15, 18, 19
-MATERIAL_WIDTH = 20
-# material types (column M_TYPE)
-MAT_PHONG, MAT_DIFFUSE, MAT_CONDUCTOR, MAT_ROUGH_CONDUCTOR, MAT_DIELECTRIC = 0, 1, 2, 3, 4
-MATERIAL_TYPES = {"phong": MAT_PHONG, "diffuse": MAT_DIFFUSE, "conductor": MAT_CONDUCTOR,
-                  "rough_conductor": MAT_ROUGH_CONDUCTOR, "dielectric": MAT_DIELECTRIC}
 MIN_ALPHA = 1e-4     # GGX roughness floor (numerical safety net, documented)
 
 # Mitsuba 3's `cube` mesh (positions, texture coordinates, faces), copied from
@@ -47,34 +39,6 @@ _RECT_F = np.array([[0, 1, 2], [0, 2, 3]], np.int64)
 _BARY_UV = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
 
 
-class Geometry(NamedTuple):
-    """Flat arrays describing the scene's shapes (all float64 unless noted)."""
-    tri_v0: np.ndarray          # (T,3) world-space vertices
-    tri_v1: np.ndarray
-    tri_v2: np.ndarray
-    tri_n: np.ndarray           # (T,3,3) world-space unit normal at each corner
-    tri_mat: np.ndarray         # (T,) int64 material row
-    sph_w2o: np.ndarray         # (S,3,4) world -> unit-sphere space
-    sph_lo: np.ndarray          # (S,3) world AABB
-    sph_hi: np.ndarray
-    sph_mat: np.ndarray         # (S,) int64
-    pl_n: np.ndarray            # (P,3) unit normals, world
-    pl_d: np.ndarray            # (P,) offsets: dot(n, p) = d
-    pl_mat: np.ndarray          # (P,) int64
-    materials: np.ndarray       # (M, MATERIAL_WIDTH)
-    tri_ng: np.ndarray          # (T,3) unit geometric normal, on the side of the corner normals
-    tri_uv: np.ndarray          # (T,3,2) texture coordinates per corner
-    tri_emit: np.ndarray        # (T,) int64 row of `emission`, -1 = not emissive
-    sph_o2w: np.ndarray         # (S,3,4) unit-sphere space -> world
-    sph_center: np.ndarray      # (S,3) world centre
-    sph_radius: np.ndarray      # (S,) radius when the sphere is round in world space, else 0
-    sph_emit: np.ndarray        # (S,) int64
-    pl_uv: np.ndarray           # (P,2,4) u = pl_uv[p,0,:3].x + pl_uv[p,0,3], v likewise
-    emission: np.ndarray        # (E,3) emitted radiance, linear RGB
-    tex_info: np.ndarray        # (K, TEX_WIDTH) see raytrace.textures
-    tex_texels: np.ndarray      # (N,3) float32 linear texels
-
-
 def _colour_or_texture(value, textures, where):
     """-> (rgb (3,), texture row or -1); a texture's rgb is its average (a stand-in)."""
     if isinstance(value, dict):
@@ -84,57 +48,56 @@ def _colour_or_texture(value, textures, where):
 
 
 def material_table(materials, textures=None):
-    """Named materials -> (names, table). Row 0 is the default grey used when none is given.
-
-    ``textures`` (a :class:`raytrace.textures.TextureTable`) receives the materials'
+    """Named materials -> (names, table): the (M, MATERIAL_WIDTH) float64 table of
+    :data:`raytrace.layout.MATERIAL` records. Row 0 is the default grey used when none is
+    given. ``textures`` (a :class:`raytrace.textures.TextureTable`) receives the materials'
     textures; it may be None when no material uses one."""
     names = ["<default>"] + list(materials)
-    table = np.zeros((len(names), MATERIAL_WIDTH))
-    table[0, M_DIFFUSE:M_DIFFUSE + 3] = 0.8
-    table[0, M_COLOR:M_COLOR + 3] = 0.8
-    table[0, M_SHININESS] = 1.0
-    table[0, M_IOR] = 1.5
-    table[:, M_TEX] = -1.0
+    rec = new_material_records(len(names))
+    rec["shininess"] = 1.0
+    rec["ior"] = 1.5
+    rec["texture"] = -1.0
+    rec[0]["diffuse"] = rec[0]["color"] = 0.8
     for row, name in enumerate(names[1:], 1):
-        m = materials[name]
-        where = f"materials.{name}"
-        kind = m.get("type", "phong")
-        t = table[row]
-        t[M_TYPE] = MATERIAL_TYPES[kind]
-        t[M_SHININESS] = 1.0
-        t[M_IOR] = 1.5
-        if kind == "phong":
-            spec = m.get("specular", [0.0, 0.0, 0.0])
-            kd, tex = _colour_or_texture(m.get("diffuse", [0.0, 0.0, 0.0]), textures, f"{where}.diffuse")
-            t[M_DIFFUSE:M_DIFFUSE + 3] = kd
-            t[M_SPECULAR:M_SPECULAR + 3] = spec
-            t[M_SHININESS] = m.get("shininess", 1.0)
-            t[M_REFLECT:M_REFLECT + 3] = m.get("reflect", spec)
-            t[M_TRANSMIT:M_TRANSMIT + 3] = m.get("transmit", [0.0, 0.0, 0.0])
-            t[M_IOR] = m.get("ior", 1.5)
-            if "transmit" in m and "reflect" not in m:
-                t[M_REFLECT:M_REFLECT + 3] = 1.0   # Fresnel-weighted mirror ray
-            t[M_COLOR:M_COLOR + 3], t[M_TEX] = kd, tex
-        elif kind == "diffuse":
-            c, tex = _colour_or_texture(m.get("albedo", [0.5, 0.5, 0.5]), textures, f"{where}.albedo")
-            t[M_COLOR:M_COLOR + 3], t[M_TEX] = c, tex
-            t[M_DIFFUSE:M_DIFFUSE + 3] = c                    # Whitted: Lambert k_d
-        elif kind in ("conductor", "rough_conductor"):
-            c, tex = _colour_or_texture(m.get("reflectance", [1.0, 1.0, 1.0]), textures,
-                                        f"{where}.reflectance")
-            t[M_COLOR:M_COLOR + 3], t[M_TEX] = c, tex
-            if kind == "conductor":
-                t[M_REFLECT:M_REFLECT + 3] = c                # Whitted: mirror ray
-            else:
-                alpha = max(float(m.get("alpha", 0.1)), MIN_ALPHA)
-                t[M_ALPHA] = alpha
-                t[M_SPECULAR:M_SPECULAR + 3] = c              # Whitted: Phong highlight
-                t[M_SHININESS] = max(2.0 / (alpha * alpha) - 2.0, 1.0)
-        else:                                                  # dielectric
-            t[M_IOR] = m.get("ior", 1.5)
-            t[M_REFLECT:M_REFLECT + 3] = 1.0                  # Whitted: Fresnel mirror ray
-            t[M_TRANSMIT:M_TRANSMIT + 3] = 1.0                # and refracted ray
-    return names, table
+        _fill_material(rec[row], materials[name], textures, f"materials.{name}")
+    return names, material_columns(rec)
+
+
+def _fill_material(r, m, textures, where):
+    """One material record ``r`` from the scene's material dict ``m``: the path tracer's
+    fields and the Whitted integrator's Phong fields that stand in for them."""
+    kind = m.get("type", "phong")
+    r["type"] = MATERIAL_TYPES[kind]
+    if kind == "phong":
+        spec = m.get("specular", [0.0, 0.0, 0.0])
+        kd, tex = _colour_or_texture(m.get("diffuse", [0.0, 0.0, 0.0]), textures, f"{where}.diffuse")
+        r["diffuse"], r["specular"] = kd, spec
+        r["shininess"] = m.get("shininess", 1.0)
+        r["reflect"] = m.get("reflect", spec)
+        r["transmit"] = m.get("transmit", [0.0, 0.0, 0.0])
+        r["ior"] = m.get("ior", 1.5)
+        if "transmit" in m and "reflect" not in m:
+            r["reflect"] = 1.0                      # Fresnel-weighted mirror ray
+        r["color"], r["texture"] = kd, tex
+    elif kind == "diffuse":
+        c, tex = _colour_or_texture(m.get("albedo", [0.5, 0.5, 0.5]), textures, f"{where}.albedo")
+        r["color"], r["texture"] = c, tex
+        r["diffuse"] = c                            # Whitted: Lambert k_d
+    elif kind in ("conductor", "rough_conductor"):
+        c, tex = _colour_or_texture(m.get("reflectance", [1.0, 1.0, 1.0]), textures,
+                                    f"{where}.reflectance")
+        r["color"], r["texture"] = c, tex
+        if kind == "conductor":
+            r["reflect"] = c                        # Whitted: mirror ray
+        else:
+            alpha = max(float(m.get("alpha", 0.1)), MIN_ALPHA)
+            r["alpha"] = alpha
+            r["specular"] = c                       # Whitted: Phong highlight
+            r["shininess"] = max(2.0 / (alpha * alpha) - 2.0, 1.0)
+    else:                                           # dielectric
+        r["ior"] = m.get("ior", 1.5)
+        r["reflect"] = 1.0                          # Whitted: Fresnel mirror ray
+        r["transmit"] = 1.0                         # and refracted ray
 
 
 def _unit(v, where, what="must not be a zero vector"):

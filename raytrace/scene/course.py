@@ -38,7 +38,6 @@ Errors are :class:`raytrace.errors.SceneError` naming the file and the line, e.g
 
 Command line: ``python -m raytrace.scene.course SCENE.txt OUT.json``.
 """
-import argparse
 import json
 import math
 import os
@@ -447,22 +446,20 @@ def convert_file(src_txt, dst_json):
 
 def main(argv=None):
     """``python -m raytrace.scene.course SRC.txt DST.json``; returns the exit status."""
-    parser = argparse.ArgumentParser(
-        prog="python -m raytrace.scene.course",
-        description="Convert an MIT 6.837 ray-tracing scene (.txt) to a raytrace JSON "
-                    "scene. Mesh and cube-map paths are rewritten relative to the output.")
+    from userio import cli as ucli
+    parser = ucli.parser(
+        "python -m raytrace.scene.course",
+        "Convert an MIT 6.837 ray-tracing scene (.txt) to a raytrace JSON "
+        "scene. Mesh and cube-map paths are rewritten relative to the output. "
+        "(The same as `raytrace convert SRC -o DST`.)")
     parser.add_argument("src", help="course scene file, e.g. scene01_plane.txt")
     parser.add_argument("dst", help="JSON file to write (its folder is created if needed)")
     args = parser.parse_args(argv)
-    try:
+
+    def convert():
         convert_file(args.src, args.dst)
-    except SceneError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"error: cannot write {args.dst}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    return 0
+
+    return ucli.run("python -m raytrace.scene.course", convert)
 
 
 if __name__ == "__main__":

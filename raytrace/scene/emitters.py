@@ -20,29 +20,11 @@ Cube maps are importance sampled texel by texel: each texel's weight is its mean
 angle, plus a floor of 1e-3 of the average so that no direction has zero density.
 """
 import math
-from typing import NamedTuple
 
 import numpy as np
 
-LIGHT_TRIANGLE, LIGHT_SPHERE, LIGHT_POINT, LIGHT_DIRECTIONAL, LIGHT_ENV = 0, 1, 2, 3, 4
-ENV_NONE, ENV_CONSTANT, ENV_CUBE = 0, 1, 2
-# columns of Lights.info
-I_ENV_KIND, I_ENV_ENTRY, I_CUBE_SIZE = 0, 1, 2
-
-
-class Lights(NamedTuple):
-    kind: np.ndarray        # (L,) int64 LIGHT_*
-    index: np.ndarray       # (L,) int64 triangle, sphere or delta-light row
-    pmf: np.ndarray         # (L,) selection probability
-    cdf: np.ndarray         # (L+1,) running sum of pmf, cdf[0] = 0, cdf[L] = 1
-    tri_entry: np.ndarray   # (T,) int64 entry of each triangle, -1 when it does not emit
-    sph_entry: np.ndarray   # (S,) int64
-    delta_pos: np.ndarray   # (D,3) point light position / directional unit travel direction
-    delta_val: np.ndarray   # (D,3) intensity W/sr (point) / irradiance W/m^2 (directional)
-    env_const: np.ndarray   # (3,) constant environment radiance
-    env_pmf: np.ndarray     # (6 S S,) texel probabilities of the cube map (or (1,))
-    env_cdf: np.ndarray     # (6 S S + 1,)
-    info: np.ndarray        # (3,) float64: env kind, env entry (-1 none), cube face size
+from ..layout import (ENV_CONSTANT, ENV_CUBE, ENV_NONE, LIGHT_DIRECTIONAL, LIGHT_ENV, LIGHT_POINT,
+                      LIGHT_SPHERE, LIGHT_TRIANGLE, Lights)
 
 
 def _scene_bounds(geo):
@@ -87,7 +69,7 @@ def cube_texel_weights(cube):
 
 def build_lights(data, geo, cube=None):
     """Light arrays of a loaded scene: ``data`` its validated dict, ``geo`` its
-    :class:`~raytrace.scene.build.Geometry`, ``cube`` the (6, S, S, 3) cube map or None."""
+    :class:`~raytrace.layout.Geometry`, ``cube`` the (6, S, S, 3) cube map or None."""
     center, radius = _scene_bounds(geo)
     kinds, index, power = [], [], []
     tri_entry = np.full(len(geo.tri_mat), -1, np.int64)
@@ -160,5 +142,5 @@ def build_lights(data, geo, cube=None):
         delta_val=np.ascontiguousarray(np.array(delta_val, np.float64).reshape(-1, 3)),
         env_const=np.ascontiguousarray(env_const),
         env_pmf=np.ascontiguousarray(env_pmf), env_cdf=np.ascontiguousarray(env_cdf),
-        info=np.array([env_kind, env_entry, size], np.float64),
+        env_kind=int(env_kind), env_entry=int(env_entry), cube_size=int(size),
     )

@@ -8,7 +8,7 @@ import copy
 import json
 import pathlib
 
-from ..camera import camera_array
+from ..camera import make_camera
 from ..errors import SceneError
 from .build import build_geometry
 from .validate import validate_scene
@@ -16,9 +16,7 @@ from .validate import validate_scene
 
 class Scene:
     """A loaded scene. ``data`` is the validated dict; ``geometry`` and ``accel`` the
-    arrays the kernels read; ``path`` the file it came from (or None).
-    ``last_nonfinite``: how many samples of the last path-traced render came out NaN or
-    infinite and were dropped (a safety net; 0 expected)."""
+    arrays the kernels read; ``path`` the file it came from (or None)."""
 
     def __init__(self, data, base_dir, path=None):
         self.data = data
@@ -26,7 +24,6 @@ class Scene:
         self.path = path
         self.geometry = None
         self.accel = None
-        self.last_nonfinite = 0
 
     @property
     def name(self):
@@ -71,7 +68,7 @@ def load_scene(source, base_dir=None):
             data = read_json(path)
     try:
         validate_scene(data)
-        camera_array(data["camera"])          # checks the view direction and up vector
+        make_camera(data["camera"])          # checks the view direction and up vector
         scene = Scene(data, base, path)
         geo = build_geometry(data, base)
         scene.geometry = geo

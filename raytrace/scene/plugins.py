@@ -1,6 +1,6 @@
 """Object types contributed by the standalone libraries.
 
-Each ``raytrace/scene/generated_<lib>.py`` module defines ``OBJECT_TYPES``: a dict from
+Each ``raytrace/scene/objects/<lib>.py`` module defines ``OBJECT_TYPES``: a dict from
 type name to ``{"properties": {...}, "required": [...], "build": fn}``, where
 ``fn(obj, where, scene_dir) -> (vertices (n,3), faces (m,3), normals (n,3) or None)``
 returns a triangle mesh in object space. The core applies transform and material.
@@ -8,9 +8,9 @@ returns a triangle mesh in object space. The core applies transform and material
 import importlib
 
 PLUGIN_MODULES = (
-    "raytrace.scene.generated_curves",
-    "raytrace.scene.generated_skinning",
-    "raytrace.scene.generated_particles",
+    "raytrace.scene.objects.curves",
+    "raytrace.scene.objects.skinning",
+    "raytrace.scene.objects.particles",
 )
 
 

@@ -1,7 +1,7 @@
 """The JSON Schema of scene files.
 
 Built here as a Python dict from the core object types plus the plug-in types that the
-standalone libraries contribute (``raytrace/scene/generated_*.py``). The same schema is
+standalone libraries contribute (``raytrace/scene/objects/*.py``). The same schema is
 shipped as ``raytrace/scene/scene.schema.json`` for editors; regenerate it with
 ``python scripts/build_schema.py`` (a test checks that the shipped file is current).
 """

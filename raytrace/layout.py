@@ -1,0 +1,245 @@
+"""The contract between the Python side and the kernels: kinds, array layouts, records.
+
+Both sides import this module and nothing else of each other: the scene builders
+(``raytrace.scene``) fill these layouts, the kernels (``raytrace.kernels``,
+``raytrace.accel``) read them. Everything a kernel receives is one of the records below
+(a ``NamedTuple`` of contiguous arrays and scalars) or a plain array described here.
+
+Records and what fills them:
+
+- :class:`Settings`: the resolved render settings (``raytrace.renderer``); integers
+  are integers (the seed is exact up to 2^63 - 1);
+- :class:`Camera`: the camera frame (``raytrace.camera.make_camera``);
+- :class:`Geometry`: every shape as flat arrays (``raytrace.scene.build``), with the
+  material table laid out by :data:`MATERIAL`;
+- :class:`Lights`: the path tracer's emitters as one discrete distribution
+  (``raytrace.scene.emitters``); :class:`PunctualLights` the Whitted integrator's
+  point and directional lights (``raytrace.scene.lights``);
+- :class:`Environment`: background colour, ambient light and cube map (Whitted);
+- :class:`Hit`: what a closest-hit query returns.
+
+Conventions: float64 world space, right-handed, y up; colours linear RGB.
+"""
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+# ------------------------------------------------------------------------------ hit kinds
+MISS, TRIANGLE, SPHERE, PLANE = 0, 1, 2, 3
+
+
+class Hit(NamedTuple):
+    """A closest-hit record: ``t`` along the ray (``inf`` on a miss), ``kind`` (MISS,
+    TRIANGLE, SPHERE, PLANE), ``index`` into the shape's arrays (-1 on a miss) and, for
+    triangles, the barycentrics ``u, v`` of ``v1, v2`` (0 otherwise)."""
+    t: float
+    kind: int
+    index: int
+    u: float
+    v: float
+
+
+# ----------------------------------------------------------------------- BVH leaf encoding
+# A wide node's child id is an int32: >= 0 an inner node, < 0 a leaf ``~x`` with
+# x = start << 4 | count << 1 | kind (count: 4-triangle blocks or spheres, at most 7).
+LEAF_KIND_TRI, LEAF_KIND_SPH = 0, 1
+LEAF_MAX_COUNT = 7
+
+
+@njit(cache=True)
+def encode_leaf(start, count, kind):
+    """The (negative) int32 child id of a leaf of ``count`` items from ``start``."""
+    return ~np.int32((start << 4) | (count << 1) | kind)
+
+
+@njit(cache=True, inline="always")
+def leaf_kind(child):
+    """LEAF_KIND_TRI or LEAF_KIND_SPH of a leaf child id (< 0)."""
+    return (~child) & 1
+
+
+@njit(cache=True, inline="always")
+def leaf_count(child):
+    """Number of triangle blocks or spheres of a leaf child id."""
+    return ((~child) >> 1) & 7
+
+
+@njit(cache=True, inline="always")
+def leaf_start(child):
+    """First triangle block or sphere slot of a leaf child id."""
+    return (~child) >> 4
+
+
+# ------------------------------------------------------------------------ material table
+# One float64 row per material; the Python side fills it through this structured dtype
+# (``rows["diffuse"][k] = ...``), kernels read the same memory as a (M, MATERIAL_WIDTH)
+# float64 table through the column numbers below. The course's Phong model first (what
+# the Whitted integrator reads), then the path tracer's type, base colour, texture and
+# GGX roughness. ``type`` and ``texture`` hold small integers (exact in float64).
+MATERIAL = np.dtype([
+    ("diffuse", "<f8", (3,)),     # k_d
+    ("specular", "<f8", (3,)),    # k_s
+    ("shininess", "<f8"),         # Phong exponent s
+    ("reflect", "<f8", (3,)),     # mirror weight
+    ("transmit", "<f8", (3,)),    # refraction weight
+    ("ior", "<f8"),               # index of refraction (inside / outside)
+    ("type", "<f8"),              # MAT_* below
+    ("color", "<f8", (3,)),       # the path tracer's base colour
+    ("texture", "<f8"),           # texture row, -1 for none
+    ("alpha", "<f8"),             # GGX roughness of rough_conductor
+])
+MATERIAL_WIDTH = MATERIAL.itemsize // 8
+
+
+def _column(name):
+    return MATERIAL.fields[name][1] // 8
+
+
+M_DIFFUSE = _column("diffuse")
+M_SPECULAR = _column("specular")
+M_SHININESS = _column("shininess")
+M_REFLECT = _column("reflect")
+M_TRANSMIT = _column("transmit")
+M_IOR = _column("ior")
+M_TYPE = _column("type")
+M_COLOR = _column("color")
+M_TEX = _column("texture")
+M_ALPHA = _column("alpha")
+
+# material types (column M_TYPE)
+MAT_PHONG, MAT_DIFFUSE, MAT_CONDUCTOR, MAT_ROUGH_CONDUCTOR, MAT_DIELECTRIC = 0, 1, 2, 3, 4
+MATERIAL_TYPES = {"phong": MAT_PHONG, "diffuse": MAT_DIFFUSE, "conductor": MAT_CONDUCTOR,
+                  "rough_conductor": MAT_ROUGH_CONDUCTOR, "dielectric": MAT_DIELECTRIC}
+
+
+def new_material_records(n):
+    """(n,) zeroed structured array of :data:`MATERIAL` records."""
+    return np.zeros(n, MATERIAL)
+
+
+def material_columns(rows):
+    """The (n, MATERIAL_WIDTH) float64 view of :data:`MATERIAL` records (no copy)."""
+    return np.ascontiguousarray(rows).view(np.float64).reshape(len(rows), MATERIAL_WIDTH)
+
+
+# ---------------------------------------------------------------------------- geometry
+class Geometry(NamedTuple):
+    """Flat arrays describing the scene's shapes (all float64 unless noted).
+
+    Triangles live in world space; spheres are unit spheres seen through affine maps;
+    planes (infinite, outside the BVH) are ``dot(n, p) = d`` in world space. Emitter rows
+    index ``emission``; -1 means the shape does not emit."""
+    tri_v0: np.ndarray          # (T,3) world-space vertices
+    tri_v1: np.ndarray
+    tri_v2: np.ndarray
+    tri_n: np.ndarray           # (T,3,3) world-space unit normal at each corner
+    tri_mat: np.ndarray         # (T,) int64 material row
+    sph_w2o: np.ndarray         # (S,3,4) world -> unit-sphere space
+    sph_lo: np.ndarray          # (S,3) world AABB
+    sph_hi: np.ndarray
+    sph_mat: np.ndarray         # (S,) int64
+    pl_n: np.ndarray            # (P,3) unit normals, world
+    pl_d: np.ndarray            # (P,) offsets: dot(n, p) = d
+    pl_mat: np.ndarray          # (P,) int64
+    materials: np.ndarray       # (M, MATERIAL_WIDTH) see MATERIAL
+    tri_ng: np.ndarray          # (T,3) unit geometric normal, on the side of the corner normals
+    tri_uv: np.ndarray          # (T,3,2) texture coordinates per corner
+    tri_emit: np.ndarray        # (T,) int64 row of `emission`, -1 = not emissive
+    sph_o2w: np.ndarray         # (S,3,4) unit-sphere space -> world
+    sph_center: np.ndarray      # (S,3) world centre
+    sph_radius: np.ndarray      # (S,) radius when the sphere is round in world space, else 0
+    sph_emit: np.ndarray        # (S,) int64
+    pl_uv: np.ndarray           # (P,2,4) u = pl_uv[p,0,:3].x + pl_uv[p,0,3], v likewise
+    emission: np.ndarray        # (E,3) emitted radiance, linear RGB
+    tex_info: np.ndarray        # (K, TEX_WIDTH) see raytrace.textures
+    tex_texels: np.ndarray      # (N,3) float32 linear texels
+
+
+# ------------------------------------------------------------------------------ lights
+LIGHT_TRIANGLE, LIGHT_SPHERE, LIGHT_POINT, LIGHT_DIRECTIONAL, LIGHT_ENV = 0, 1, 2, 3, 4
+ENV_NONE, ENV_CONSTANT, ENV_CUBE = 0, 1, 2
+
+
+class Lights(NamedTuple):
+    """The path tracer's emitters: entries of one discrete distribution (by power)."""
+    kind: np.ndarray        # (L,) int64 LIGHT_*
+    index: np.ndarray       # (L,) int64 triangle, sphere or delta-light row
+    pmf: np.ndarray         # (L,) selection probability
+    cdf: np.ndarray         # (L+1,) running sum of pmf, cdf[0] = 0, cdf[L] = 1
+    tri_entry: np.ndarray   # (T,) int64 entry of each triangle, -1 when it does not emit
+    sph_entry: np.ndarray   # (S,) int64
+    delta_pos: np.ndarray   # (D,3) point light position / directional unit travel direction
+    delta_val: np.ndarray   # (D,3) intensity W/sr (point) / irradiance W/m^2 (directional)
+    env_const: np.ndarray   # (3,) constant environment radiance
+    env_pmf: np.ndarray     # (6 S S,) texel probabilities of the cube map (or (1,))
+    env_cdf: np.ndarray     # (6 S S + 1,)
+    env_kind: int           # ENV_*
+    env_entry: int          # entry of the environment, -1 for none
+    cube_size: int          # S, texels per cube-face side (0 without a cube map)
+
+
+class PunctualLights(NamedTuple):
+    """The Whitted integrator's lights (the course's units, not physical ones)."""
+    kind: np.ndarray          # (n,) int64 LIGHT_POINT or LIGHT_DIRECTIONAL
+    pos_dir: np.ndarray       # (n,3) position, or unit direction of travel
+    color: np.ndarray         # (n,3) intensity I
+    attenuation: np.ndarray   # (n,) L = I / (attenuation d^2); 0 = no fall-off
+
+
+class Environment(NamedTuple):
+    """What a ray that escapes sees, and the ambient term (Whitted)."""
+    background: np.ndarray    # (3,) colour
+    ambient: np.ndarray       # (3,) I_amb
+    cube: np.ndarray          # (6,S,S,3) float32 faces; (6,1,1,3) zeros without a map
+    has_cube: bool
+
+
+# ------------------------------------------------------------------------------ camera
+PERSPECTIVE, ORTHOGRAPHIC = 0, 1
+
+
+class Camera(NamedTuple):
+    """A camera frame (scalars only: Numba's parallel loops take no nested tuples).
+
+    A pixel position maps to ``forward + x right + y up`` (perspective: the ray direction
+    from ``eye``) or moves the origin by ``x right + y up`` (orthographic), with ``y``
+    spanning ``half_height`` and ``x`` the same times width / height."""
+    kind: int                 # PERSPECTIVE or ORTHOGRAPHIC
+    eye_x: float
+    eye_y: float
+    eye_z: float
+    forward_x: float          # unit view direction
+    forward_y: float
+    forward_z: float
+    right_x: float            # unit, forward x up
+    right_y: float
+    right_z: float
+    up_x: float               # unit, right x forward
+    up_y: float
+    up_z: float
+    half_height: float        # tan(fov / 2) (perspective) or half the view height
+
+
+# --------------------------------------------------------------------------- settings
+BOX, TENT, GAUSSIAN = 0, 1, 2
+FILTERS = {"box": BOX, "tent": TENT, "gaussian": GAUSSIAN}
+INDEPENDENT, SOBOL = 0, 1
+SAMPLERS = {"independent": INDEPENDENT, "sobol": SOBOL}
+SEED_MAX = 2 ** 63 - 1
+
+
+class Settings(NamedTuple):
+    """Resolved render settings as the kernels read them (both integrators)."""
+    width: int
+    height: int
+    spp: int
+    filter: int               # BOX, TENT, GAUSSIAN
+    seed: int                 # 0 .. SEED_MAX
+    epsilon: float            # ray offset
+    bounces: int              # Whitted: reflection / refraction depth
+    shadows: bool             # Whitted: shadow rays
+    max_depth: int            # path: longest path, -1 unbounded (Mitsuba's meaning)
+    rr_depth: int             # path: depth where Russian roulette starts
+    sampler: int              # path: INDEPENDENT or SOBOL
+    row_stride: int           # path: rows are visited as (k * row_stride) % height
