@@ -1,19 +1,60 @@
-"""Keep Numba's on-disk cache in step with the whole package's source.
+"""Keep Numba's on-disk cache in step with the whole package's source and switches.
 
 Numba invalidates a cached kernel only when *its own* file changes; a kernel that inlines
 a function from another file (the BVH traversal, the intersection routines) would keep
 running the old code after that file changed. So the cache lives in a folder named after
 a hash of every ``.py`` file of the package: any edit starts a fresh folder.
 
-The base folder is ``$NUMBA_CACHE_DIR`` when set, else ``~/.cache/raytrace-numba``.
-Older hash folders beyond the newest few are removed.
+Two environment switches choose between implementations at compile time, which Numba's
+cache does not record either, so the folder name carries them too (a kernel compiled
+with the plain-loop traversal is never loaded where the SIMD one is asked for, and back):
+
+- ``RAYTRACE_SIMD=0``: the BVH traversal uses plain loops instead of the LLVM IR SIMD
+  kernels (``raytrace.accel.simd``; same results, slower);
+- ``RAYTRACE_BORROW=0``: ``raytrace.kernels.borrow.borrow`` is the identity (same
+  results, slower: Numba reference-counts every array again).
+
+Both default to 1 (on); ``0``, ``off``, ``false``, ``no`` turn them off. Numba's own
+``NUMBA_BOUNDSCHECK=1`` (bounds-checked kernels, used by ``tests/test_boundscheck.py``)
+gets a folder of its own as well.
+
+The base folder is ``$NUMBA_CACHE_DIR`` when set, else ``~/.cache/raytrace-numba`` (a
+per-user folder in the temporary directory when that is not writable). Older folders
+beyond the newest few are removed.
 """
 import hashlib
 import os
 import pathlib
 import shutil
+import tempfile
+import warnings
 
 KEEP = 3
+SWITCHES = {"RAYTRACE_SIMD": "simd", "RAYTRACE_BORROW": "borrow"}   # variable -> tag
+_OFF = ("0", "off", "false", "no")
+_ON = ("", "1", "on", "true", "yes")
+
+
+def switch_on(name):
+    """Whether the environment switch ``name`` (one of ``SWITCHES``) is on (the default).
+    An unrecognised value warns and counts as on."""
+    value = os.environ.get(name, "").strip().lower()
+    if value in _OFF:
+        return False
+    if value not in _ON:
+        warnings.warn(f"{name}={os.environ[name]!r} not understood (use 0 or 1); using 1",
+                      RuntimeWarning, stacklevel=2)
+    return True
+
+
+def mode_tag():
+    """The switches as a folder-name part, e.g. ``simd-borrow`` or ``nosimd-borrow``;
+    ``-boundscheck`` is added under ``NUMBA_BOUNDSCHECK=1`` (Numba's cache does not record
+    it either: a kernel compiled without bounds checks would be loaded silently)."""
+    tag = "-".join(tag if switch_on(name) else "no" + tag for name, tag in SWITCHES.items())
+    if os.environ.get("NUMBA_BOUNDSCHECK", "").strip() not in ("", "0"):
+        tag += "-boundscheck"
+    return tag
 
 
 def source_hash(package_dir):
@@ -24,18 +65,33 @@ def source_hash(package_dir):
     return h.hexdigest()[:16]
 
 
+def _default_bases():
+    """Where the cache may live: ``$NUMBA_CACHE_DIR`` or ``~/.cache/raytrace-numba``, then a
+    per-user folder under the temporary directory (read-only home)."""
+    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    return [os.environ.get("NUMBA_CACHE_DIR")
+            or str(pathlib.Path.home() / ".cache" / "raytrace-numba"),
+            str(pathlib.Path(tempfile.gettempdir()) / f"raytrace-numba-{user}")]
+
+
 def configure(package_dir):
-    """Point numba's cache at ``<base>/<source hash>``; call before any @njit(cache=True)."""
+    """Point numba's cache at ``<base>/raytrace-<source hash>-<mode tag>``; call before any
+    @njit(cache=True) kernel is compiled or loaded. Returns the folder (None when no base
+    is writable: numba then uses its own default places, which know neither)."""
     import numba
 
-    base = os.environ.get("NUMBA_CACHE_DIR") or str(pathlib.Path.home() / ".cache" / "raytrace-numba")
-    folder = pathlib.Path(base) / f"raytrace-{source_hash(package_dir)}"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        os.utime(folder)
-        old = sorted(pathlib.Path(base).glob("raytrace-*"), key=lambda p: p.stat().st_mtime)[:-KEEP]
-        for stale in old:
-            shutil.rmtree(stale, ignore_errors=True)
-    except OSError:
-        return                       # read-only home: numba falls back to its defaults
-    numba.config.CACHE_DIR = str(folder)
+    name = f"raytrace-{source_hash(package_dir)}-{mode_tag()}"
+    for base in _default_bases():
+        folder = pathlib.Path(base) / name
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            os.utime(folder)
+            old = sorted(pathlib.Path(base).glob("raytrace-*"),
+                         key=lambda p: p.stat().st_mtime)[:-KEEP]
+            for stale in old:
+                shutil.rmtree(stale, ignore_errors=True)
+        except OSError:
+            continue
+        numba.config.CACHE_DIR = str(folder)
+        return folder
+    return None

@@ -11,6 +11,12 @@
   all threads write). The array must outlive every use of the pointer.
 - ``offset(ptr, n)``: ``ptr + n`` elements.
 - ``ctz(x)``: count of trailing zero bits of a nonzero integer (LLVM ``cttz``).
+- ``fma(a, b, c)``: ``a * b + c`` rounded once (LLVM ``llvm.fma``), float32 or float64.
+
+These are Numba intrinsics (LLVM IR emitted through llvmlite), so they depend on the
+Numba/llvmlite versions (see ``tests/test_simd.py``). Addresses are computed with
+an explicit element type (``gep(..., source_etype=...)``), which works whether llvmlite
+hands out typed or opaque pointers.
 """
 from numba import types
 from numba.core import cgutils
@@ -72,7 +78,21 @@ def offset(typingctx, ptr, n):
         return None
 
     def codegen(context, builder, signature, args):
-        return builder.gep(args[0], [context.cast(builder, args[1], signature.args[1],
-                                                  types.int64)])
+        index = context.cast(builder, args[1], signature.args[1], types.int64)
+        return builder.gep(args[0], [index], source_etype=context.get_data_type(ptr.dtype))
 
     return ptr(ptr, n), codegen
+
+
+@intrinsic
+def fma(typingctx, a, b, c):
+    """``a * b + c`` with one rounding (IEEE fused multiply-add, LLVM ``llvm.fma``);
+    ``a, b, c`` all float32 or all float64. Exact whatever the CPU: without an FMA
+    instruction LLVM calls the C library's correctly rounded ``fma``."""
+    if not (isinstance(a, types.Float) and a == b == c):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+
+    return a(a, b, c), codegen

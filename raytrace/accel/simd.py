@@ -10,15 +10,41 @@ multiply-adds). The array arguments may be Numba arrays or raw pointers to their
 - ``block_hits``: watertight ray-triangle test of a 4-triangle block -> hit bit mask, t, u, v.
 - ``child_of``, ``tri_id_of``: the int32 child id / int64 triangle id stored in the spare
   row of a node record / triangle block.
-"""
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
+Fence. Code written in LLVM IR depends on llvmlite's IR builder and on the IR Numba
+emits (typed pointers today, opaque ones announced), so each of the four has a plain-loop
+twin (``_*_loops``: scalar Numba code, the same operations in the same order, the same
+fused multiply-adds through ``lowlevel.fma``; bit for bit the same results). The public
+names are Numba overloads that pick one when a kernel calling them is compiled:
+
+- ``RAYTRACE_SIMD=0`` in the environment: the loops;
+- otherwise the SIMD kernels, once a probe (run once per process, when the first
+  kernel using them is compiled; itself cached) has run them on a few nodes and blocks
+  and found them bit for bit equal to the loops. When the probe fails to compile,
+  crashes or disagrees, a ``RuntimeWarning`` says so (once) and the loops are used.
+
+Loads and addresses name their element types (``load(..., typ=)``,
+``gep(..., source_etype=)``, llvmlite >= 0.44), so they work on opaque pointers; typed
+pointers (what Numba still emits) are bitcast to the loaded or stored type first, which
+LLVM 15 (llvmlite 0.44) requires and later LLVMs ignore. The cache folder carries the
+switch (``raytrace._numba_cache``), so kernels compiled one way are never loaded the
+other way.
+"""
+import warnings
+
+import numpy as np
+from llvmlite import ir
+from numba import carray, njit, types
+from numba.extending import intrinsic, overload
+
+from raytrace._numba_cache import switch_on
 from raytrace.accel.build import BLOCK, CHILD_ROW, ID_ROW, NODE_ROWS, TRI_ROWS, WIDTH
+from raytrace.accel.lowlevel import data_ptr, fma
 
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
+_F32 = ir.FloatType()
+_F64 = ir.DoubleType()
 
 
 def _splat(builder, val, n):
@@ -29,22 +55,36 @@ def _splat(builder, val, n):
     return builder.shuffle_vector(v, undef, zeros)
 
 
-def _vload(builder, base, index, n):
-    """Load ``n`` consecutive elements ``base[index : index + n]`` as a vector."""
-    ptr = builder.gep(base, [index])
-    vptr = builder.bitcast(ptr, ir.PointerType(ir.VectorType(base.type.pointee, n)))
-    return builder.load(vptr, align=4)
+def _typed_as(builder, ptr, pointee):
+    """``ptr`` as a pointer to ``pointee``. Opaque pointers (``ptr``): itself. Typed ones
+    (``float*``, what Numba's IR still uses): a bitcast when the pointee differs, as LLVM
+    before 17 rejects a load, store or gep whose type does not match it."""
+    if getattr(ptr.type, "is_opaque", True) or ptr.type.pointee == pointee:
+        return ptr
+    return builder.bitcast(ptr, ir.PointerType(pointee))
 
 
-def _vstore(builder, vec, base):
-    vptr = builder.bitcast(base, ir.PointerType(vec.type))
-    builder.store(vec, vptr, align=4)
+def _load_at(builder, base, index, elem, typ=None, align=None):
+    """Load a ``typ`` (default ``elem``) from ``base + index`` elements of type ``elem``."""
+    typ = typ or elem
+    ptr = builder.gep(_typed_as(builder, base, elem), [index], source_etype=elem)
+    return builder.load(_typed_as(builder, ptr, typ), typ=typ, align=align)
+
+
+def _vload(builder, base, index, elem, n):
+    """Load ``n`` consecutive ``elem`` values ``base[index : index + n]`` as a vector."""
+    return _load_at(builder, base, index, elem, ir.VectorType(elem, n), align=4)
+
+
+def _store(builder, value, ptr, align=None):
+    """Store ``value`` at ``ptr`` (see ``_typed_as``)."""
+    builder.store(value, _typed_as(builder, ptr, value.type), align=align)
 
 
 def _vfma(builder, a, b, c):
     """a * b + c with one rounding (llvm.fma on vectors)."""
     vty = a.type
-    name = f"llvm.fma.v{vty.count}f{32 if vty.element == ir.FloatType() else 64}"
+    name = f"llvm.fma.v{vty.count}f{32 if vty.element == _F32 else 64}"
     fn = builder.module.globals.get(name)
     if fn is None:
         fn = ir.Function(builder.module, ir.FunctionType(vty, [vty, vty, vty]), name=name)
@@ -79,21 +119,36 @@ def _mask_bits(builder, cond, n):
     return builder.zext(builder.bitcast(cond, ir.IntType(n)), _I64)
 
 
-@intrinsic
-def node_mask(typingctx, box, node, nx, ny, nz, ray, dist):
-    """Slab test of all W children of ``node`` at once (float32 SIMD, fused multiply-add).
+_F32P = types.CPointer(types.float32)
+_F64P = types.CPointer(types.float64)
 
-    ``box``: (N, NODE_ROWS, W) float32 node records whose rows 0-5 are the child boxes
-    (lo_x, hi_x, lo_y, hi_y, lo_z, hi_z);
-    ``nx, ny, nz``: the near rows (0|1, 2|3, 4|5) for the ray's direction signs; ``ray``:
-    pointer to 14 float32: ``1/d`` (xyz), ``-o/d`` (xyz), the same two triples for the far
-    planes (pre-multiplied by a widening factor), ``tmin``, ``tmax``. A plane's distance
-    is ``fma(plane, 1/d, -o/d)``. Writes the W entry distances to ``dist`` (pointer to W
-    float32) and returns an int64 with bit c set when child c is hit.
-    """
-    f32p = types.CPointer(types.float32)
-    if not (_is_base(box, types.float32, 3) and dist == f32p and ray == f32p
-            and all(isinstance(a, types.Integer) for a in (node, nx, ny, nz))):
+
+def _node_mask_args_ok(box, node, nx, ny, nz, ray, dist):
+    return (_is_base(box, types.float32, 3) and dist == _F32P and ray == _F32P
+            and all(isinstance(a, types.Integer) for a in (node, nx, ny, nz)))
+
+
+def _block_hits_args_ok(tri, blk, kx, ky, kz, ray, tt, uu, vv):
+    return (_is_base(tri, types.float64, 3) and ray == tt == uu == vv == _F64P
+            and all(isinstance(a, types.Integer) for a in (blk, kx, ky, kz)))
+
+
+def _child_of_args_ok(nodes, node, c):
+    return (_is_base(nodes, types.float32, 3) and isinstance(node, types.Integer)
+            and isinstance(c, types.Integer))
+
+
+def _tri_id_of_args_ok(tris, blk, k):
+    return (_is_base(tris, types.float64, 3) and isinstance(blk, types.Integer)
+            and isinstance(k, types.Integer))
+
+
+# ---------------------------------------------------------------- SIMD (LLVM IR)
+
+@intrinsic
+def _node_mask_simd(typingctx, box, node, nx, ny, nz, ray, dist):
+    """``node_mask`` in 8 x float32 SIMD."""
+    if not _node_mask_args_ok(box, node, nx, ny, nz, ray, dist):
         return None
     sig = types.int64(box, node, nx, ny, nz, ray, dist)
 
@@ -107,10 +162,10 @@ def node_mask(typingctx, box, node, nx, ny, nz, ray, dist):
 
         def row(r64):
             index = builder.add(base, builder.mul(r64, ir.Constant(_I64, W)))
-            return _vload(builder, data, index, W)
+            return _vload(builder, data, index, _F32, W)
 
         def ray_at(i):
-            return _splat(builder, builder.load(builder.gep(a_ray, [ir.Constant(_I64, i)])), W)
+            return _splat(builder, _load_at(builder, a_ray, ir.Constant(_I64, i), _F32), W)
 
         one = ir.Constant(_I64, 1)
         near_rows = [context.cast(builder, a, t, types.int64)
@@ -122,33 +177,16 @@ def node_mask(typingctx, box, node, nx, ny, nz, ray, dist):
         t0 = _vmax(builder, _vmax(builder, near[0], near[1]),
                    _vmax(builder, near[2], ray_at(12)))
         t1 = _vmin(builder, _vmin(builder, far[0], far[1]), _vmin(builder, far[2], ray_at(13)))
-        _vstore(builder, t0, a_dist)
+        _store(builder, t0, a_dist, align=4)
         return _mask_bits(builder, builder.fcmp_ordered("<=", t0, t1), W)
 
     return sig, codegen
 
 
 @intrinsic
-def block_hits(typingctx, tri, blk, kx, ky, kz, ray, tt, uu, vv):
-    """Watertight ray-triangle test against the B triangles of block ``blk`` at once.
-
-    Woop, Benthin and Wald (2013), "Watertight ray/triangle intersection", in float64
-    SIMD: the vertices are moved to the ray origin and sheared so that the ray runs along
-    +z (each vertex the same way in every triangle that shares it); the three 2D edge
-    functions are evaluated with exact signs (Kahan's difference of products with fused
-    multiply-adds), so triangles sharing an edge or a vertex agree on which side of it
-    the ray passes and no ray slips between them. Both sides count.
-
-    ``tri``: (nblocks, TRI_ROWS, B) float64, rows 0-8 ``v0 xyz, v1 xyz, v2 xyz``.
-    ``kx, ky, kz``: the ray's axis permutation (``kz`` its dominant axis); ``ray``:
-    pointer to 8 float64 ``o[kx], o[ky], o[kz], -d[kx]/d[kz], -d[ky]/d[kz], 1/d[kz], tmin,
-    tmax``. Writes ``t, u, v`` per lane to ``tt, uu, vv`` (pointers to B float64; the hit
-    point is ``(1-u-v) v0 + u v1 + v v2``) and returns an int64 with bit k set when lane k
-    is hit with ``tmin < t < tmax``.
-    """
-    f64p = types.CPointer(types.float64)
-    if not (_is_base(tri, types.float64, 3) and ray == tt == uu == vv == f64p
-            and all(isinstance(a, types.Integer) for a in (blk, kx, ky, kz))):
+def _block_hits_simd(typingctx, tri, blk, kx, ky, kz, ray, tt, uu, vv):
+    """``block_hits`` in 4 x float64 SIMD."""
+    if not _block_hits_args_ok(tri, blk, kx, ky, kz, ray, tt, uu, vv):
         return None
     sig = types.int64(tri, blk, kx, ky, kz, ray, tt, uu, vv)
 
@@ -164,10 +202,10 @@ def block_hits(typingctx, tri, blk, kx, ky, kz, ray, tt, uu, vv):
             """(x, y, z) rows of one vertex of all lanes, in the ray's axis order."""
             return [_vload(builder, data, builder.add(
                 base, builder.mul(builder.add(k, ir.Constant(_I64, 3 * vertex)),
-                                  ir.Constant(_I64, B))), B) for k in ks]
+                                  ir.Constant(_I64, B))), _F64, B) for k in ks]
 
         ray_p = args[5]
-        r = [_splat(builder, builder.load(builder.gep(ray_p, [ir.Constant(_I64, i)])), B)
+        r = [_splat(builder, _load_at(builder, ray_p, ir.Constant(_I64, i), _F64), B)
              for i in range(8)]
         okx, oky, okz, nsx, nsy, sz, tmin_, tmax_ = r
         mul = builder.fmul
@@ -192,8 +230,8 @@ def block_hits(typingctx, tri, blk, kx, ky, kz, ray, tt, uu, vv):
         u_e = diff_of_products(cx, by, cy, bx)
         v_e = diff_of_products(ax, cy, ay, cx)
         w_e = diff_of_products(bx, ay, by, ax)
-        zero = _splat(builder, ir.Constant(ir.DoubleType(), 0.0), B)
-        one = _splat(builder, ir.Constant(ir.DoubleType(), 1.0), B)
+        zero = _splat(builder, ir.Constant(_F64, 0.0), B)
+        one = _splat(builder, ir.Constant(_F64, 1.0), B)
         fc = builder.fcmp_ordered
         lo = _vmin(builder, u_e, _vmin(builder, v_e, w_e))
         hi = _vmax(builder, u_e, _vmax(builder, v_e, w_e))
@@ -205,47 +243,373 @@ def block_hits(typingctx, tri, blk, kx, ky, kz, ray, tt, uu, vv):
                           fc("!=", det, zero))
         ok = builder.and_(ok, builder.and_(fc(">", t, tmin_), fc("<", t, tmax_)))
         for vec, ptr in ((t, args[6]), (mul(v_e, inv), args[7]), (mul(w_e, inv), args[8])):
-            _vstore(builder, vec, ptr)
+            _store(builder, vec, ptr, align=4)
         return _mask_bits(builder, ok, B)
 
     return sig, codegen
 
 
-@intrinsic
-def child_of(typingctx, nodes, node, c):
+def _id_reader(name, elem_np, elem_ir, result, rows, row, lanes):
+    """An intrinsic reading the id stored as ``elem_ir`` integer bits in row ``row`` of
+    record ``i`` (``rows`` x ``lanes`` elements of ``elem_np``), lane ``k``."""
+
+    @intrinsic
+    def read(typingctx, arr, i, k):
+        if not (_is_base(arr, elem_np, 3) and isinstance(i, types.Integer)
+                and isinstance(k, types.Integer)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            sa = signature.args
+            data = _base(context, builder, sa[0], args[0])
+            i64 = context.cast(builder, args[1], sa[1], types.int64)
+            k64 = context.cast(builder, args[2], sa[2], types.int64)
+            index = builder.add(builder.mul(i64, ir.Constant(_I64, rows * lanes)),
+                                builder.add(k64, ir.Constant(_I64, row * lanes)))
+            # same element size: the address of element ``index`` read as an integer
+            return _load_at(builder, data, index, elem_ir)
+
+        return result(arr, i, k), codegen
+
+    read.__name__ = name
+    return read
+
+
+_child_of_simd = _id_reader("_child_of_simd", types.float32, _I32, types.int32,
+                            NODE_ROWS, CHILD_ROW, WIDTH)
+_tri_id_of_simd = _id_reader("_tri_id_of_simd", types.float64, _I64, types.int64,
+                             TRI_ROWS, ID_ROW, BLOCK)
+
+
+# ---------------------------------------------------------------- plain loops
+
+_HUGE = 1 << 40     # length of the 1-D view of a raw pointer (never checked)
+
+
+def _flat(x):
+    """1-D view of an array or raw pointer argument (Numba only)."""
+    raise TypeError("_flat is for Numba kernels")
+
+
+@overload(_flat, inline="always")
+def _flat_impl(x):
+    if isinstance(x, types.CPointer):
+        return lambda x: carray(x, (_HUGE,))
+    if isinstance(x, types.Array) and x.layout == "C":
+        return lambda x: x.reshape(x.size)
+    return None
+
+
+@njit(cache=True, inline="always")
+def _fmax(a, b):
+    """``a if a > b else b`` (the SIMD ``select``: NaN in ``a`` gives ``b``)."""
+    return a if a > b else b
+
+
+@njit(cache=True, inline="always")
+def _fmin(a, b):
+    return a if a < b else b
+
+
+@njit(cache=True, error_model="numpy")
+def _node_mask_loops(box, node, nx, ny, nz, ray, dist):
+    """``node_mask`` child by child."""
+    b = _flat(box)
+    base = np.int64(node) * (NODE_ROWS * WIDTH)
+    rx = base + np.int64(nx) * WIDTH
+    ry = base + np.int64(ny) * WIDTH
+    rz = base + np.int64(nz) * WIDTH
+    qx = base + (np.int64(nx) ^ 1) * WIDTH
+    qy = base + (np.int64(ny) ^ 1) * WIDTH
+    qz = base + (np.int64(nz) ^ 1) * WIDTH
+    mask = np.int64(0)
+    for c in range(WIDTH):
+        t0 = _fmax(_fmax(fma(b[rx + c], ray[0], ray[3]), fma(b[ry + c], ray[1], ray[4])),
+                   _fmax(fma(b[rz + c], ray[2], ray[5]), ray[12]))
+        t1 = _fmin(_fmin(fma(b[qx + c], ray[6], ray[9]), fma(b[qy + c], ray[7], ray[10])),
+                   _fmin(fma(b[qz + c], ray[8], ray[11]), ray[13]))
+        dist[c] = t0
+        if t0 <= t1:
+            mask |= np.int64(1) << c
+    return mask
+
+
+@njit(cache=True, inline="always")
+def _diff_of_products(a, b, c, d):
+    """a*b - c*d with an exact sign (Kahan's algorithm), as in the SIMD kernel."""
+    w = c * d
+    nw = -w
+    err = fma(c, d, nw)
+    return fma(a, b, nw) - err
+
+
+@njit(cache=True, error_model="numpy")
+def _block_hits_loops(tri, blk, kx, ky, kz, ray, tt, uu, vv):
+    """``block_hits`` lane by lane."""
+    t = _flat(tri)
+    base = np.int64(blk) * (TRI_ROWS * BLOCK)
+    okx, oky, okz = ray[0], ray[1], ray[2]
+    nsx, nsy, sz = ray[3], ray[4], ray[5]
+    tmin, tmax = ray[6], ray[7]
+    ix = base + np.int64(kx) * BLOCK
+    iy = base + np.int64(ky) * BLOCK
+    iz = base + np.int64(kz) * BLOCK
+    mask = np.int64(0)
+    for k in range(BLOCK):
+        # vertex v at rows 3 v + axis; translate, then shear
+        az = t[iz + k] - okz
+        ax = fma(nsx, az, t[ix + k] - okx)
+        ay = fma(nsy, az, t[iy + k] - oky)
+        bz = t[iz + 3 * BLOCK + k] - okz
+        bx = fma(nsx, bz, t[ix + 3 * BLOCK + k] - okx)
+        by = fma(nsy, bz, t[iy + 3 * BLOCK + k] - oky)
+        cz = t[iz + 6 * BLOCK + k] - okz
+        cx = fma(nsx, cz, t[ix + 6 * BLOCK + k] - okx)
+        cy = fma(nsy, cz, t[iy + 6 * BLOCK + k] - oky)
+        u_e = _diff_of_products(cx, by, cy, bx)
+        v_e = _diff_of_products(ax, cy, ay, cx)
+        w_e = _diff_of_products(bx, ay, by, ax)
+        lo = _fmin(u_e, _fmin(v_e, w_e))
+        hi = _fmax(u_e, _fmax(v_e, w_e))
+        det = (u_e + v_e) + w_e
+        t_sc = fma(u_e, az, fma(v_e, bz, w_e * cz))
+        inv = 1.0 / det
+        tk = t_sc * (sz * inv)
+        tt[k] = tk
+        uu[k] = v_e * inv
+        vv[k] = w_e * inv
+        if ((lo >= 0.0 or hi <= 0.0) and (det < 0.0 or det > 0.0)
+                and tk > tmin and tk < tmax):
+            mask |= np.int64(1) << k
+    return mask
+
+
+@njit(cache=True)
+def _child_of_loops(nodes, node, c):
+    return _flat(nodes).view(np.int32)[np.int64(node) * (NODE_ROWS * WIDTH)
+                                       + CHILD_ROW * WIDTH + np.int64(c)]
+
+
+@njit(cache=True)
+def _tri_id_of_loops(tris, blk, k):
+    return _flat(tris).view(np.int64)[np.int64(blk) * (TRI_ROWS * BLOCK)
+                                      + ID_ROW * BLOCK + np.int64(k)]
+
+
+# ---------------------------------------------------------------- the choice
+
+_FORCED_LOOPS = not switch_on("RAYTRACE_SIMD")
+_simd_ok = None          # None: not probed yet in this process
+
+
+def _probe_inputs():
+    """A node, a block and rays (``node_mask`` / ``block_hits`` constants) to compare
+    the SIMD kernels with the loops on: hits, misses, an empty slot, a point-sized box,
+    axis-parallel rays, a zero-size triangle, an unused lane, NaN bit patterns as ids."""
+    rng = np.random.default_rng(7)
+    box = np.zeros((2, NODE_ROWS, WIDTH), np.float32)
+    lo = rng.uniform(-1, 0.2, (3, WIDTH))
+    hi = lo + rng.uniform(0.4, 1.5, (3, WIDTH))
+    hi[:, 1] = lo[:, 1]                         # a point-sized box
+    box[1, 0:6:2], box[1, 1:6:2] = lo, hi
+    box[1, 0:6:2, 7], box[1, 1:6:2, 7] = np.inf, -np.inf     # an empty slot
+    box.view(np.int32)[1, CHILD_ROW] = [3, -1, -8388607, 2139095041, 0, 7, -2, 12345]
+    tri = np.zeros((2, TRI_ROWS, BLOCK))
+    tri[1, :9] = rng.uniform(-1, 1, (9, BLOCK))
+    tri[1, :9, 2] = np.tile(tri[1, 0:3, 2], 3)                # a zero-size triangle
+    tri[1, :9, 3] = 0.0                                       # an unused lane
+    tri[1, 0:3, 1] = tri[1, 0:3, 0]                           # two triangles share v0
+    tri.view(np.int64)[1, ID_ROW] = [5, -1, 2 ** 62 + 1, -(2 ** 52) - 3]
+    dirs = [(0.3, -0.2, 0.9), (1.0, 0.0, 0.0), (0.0, 0.0, -1.0), (-0.5, 0.5, 0.1)]
+    rays32 = np.zeros((len(dirs), 14), np.float32)
+    rays64 = np.zeros((len(dirs), 8))
+    axes = np.zeros((len(dirs), 3), np.int64)
+    nears = np.zeros((len(dirs), 3), np.int64)
+    for i, d in enumerate(dirs):
+        o = np.array([0.2, 0.3, 0.1]) - 3.0 * np.asarray(d)
+        inv = np.array([1 / x if x != 0 else 1e30 for x in d])
+        rays32[i, 0:3] = inv
+        rays32[i, 3:6] = -o * inv
+        rays32[i, 6:9] = inv * (1 + 2 ** -19)
+        rays32[i, 9:12] = -o * inv * (1 + 2 ** -19)
+        rays32[i, 12:14] = 0.0, np.inf
+        nears[i] = [2 * a + (inv[a] < 0) for a in range(3)]
+        kz = int(np.argmax(np.abs(d)))
+        kx, ky = (kz + 1) % 3, (kz + 2) % 3
+        axes[i] = kx, ky, kz
+        rays64[i] = [o[kx], o[ky], o[kz], -d[kx] / d[kz], -d[ky] / d[kz], 1 / d[kz], 0.0, 1e9]
+    return box, tri, rays32, rays64, nears, axes
+
+
+@njit(cache=True)
+def _probe(use_simd, box, tri, rays32, rays64, nears, axes, masks, dist, hits, tuv, ids):
+    """Run the SIMD kernels (``use_simd``) or the loops on ``_probe_inputs`` (each ray
+    twice through the node: its near rows, then the far ones)."""
+    for i in range(rays32.shape[0]):
+        r32 = data_ptr(rays32[i])
+        r64 = data_ptr(rays64[i])
+        kx, ky, kz = axes[i, 0], axes[i, 1], axes[i, 2]
+        t, u, v = data_ptr(tuv[i, 0]), data_ptr(tuv[i, 1]), data_ptr(tuv[i, 2])
+        for j in range(2):
+            d = data_ptr(dist[i, j])
+            nx, ny, nz = nears[i, 0] ^ j, nears[i, 1] ^ j, nears[i, 2] ^ j
+            if use_simd:
+                masks[i, j] = _node_mask_simd(box, 1, nx, ny, nz, r32, d)
+            else:
+                masks[i, j] = _node_mask_loops(box, 1, nx, ny, nz, r32, d)
+        if use_simd:
+            hits[i] = _block_hits_simd(tri, 1, kx, ky, kz, r64, t, u, v)
+        else:
+            hits[i] = _block_hits_loops(tri, 1, kx, ky, kz, r64, t, u, v)
+    for c in range(WIDTH):
+        ids[c] = _child_of_simd(box, 1, c) if use_simd else _child_of_loops(box, 1, c)
+    for k in range(BLOCK):
+        ids[WIDTH + k] = _tri_id_of_simd(tri, 1, k) if use_simd else _tri_id_of_loops(tri, 1, k)
+
+
+def _probe_results(use_simd):
+    box, tri, rays32, rays64, nears, axes = _probe_inputs()
+    n = rays32.shape[0]
+    out = (np.zeros((n, 2), np.int64), np.zeros((n, 2, WIDTH), np.float32),
+           np.zeros(n, np.int64), np.zeros((n, 3, BLOCK)), np.zeros(WIDTH + BLOCK, np.int64))
+    _probe(use_simd, box, tri, rays32, rays64, nears, axes, *out)
+    return out
+
+
+def same_bits(a, b):
+    """Whether two arrays hold the same values bit for bit (any NaN matches any NaN)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind != "f":
+        return bool(np.array_equal(a, b))
+    ints = {4: np.int32, 8: np.int64}[a.dtype.itemsize]
+    nan = np.isnan(a) & np.isnan(b)
+    return bool(np.all(nan | (a.view(ints) == b.view(ints))))
+
+
+def _short(exc):
+    """One line saying what went wrong (Numba wraps errors in "Failed in ..." headers)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    useful = [ln for ln in lines if not ln.startswith(("Failed in", "During:", "File "))]
+    return f"{type(exc).__name__}: {(useful or lines or [''])[0][:300]}"
+
+
+def simd_in_use():
+    """Whether kernels compiled from now on in this process get the SIMD versions:
+    ``RAYTRACE_SIMD`` is not 0 and the probe passed (it runs on the first call)."""
+    global _simd_ok
+    if _FORCED_LOOPS:
+        return False
+    if _simd_ok is None:
+        try:
+            agree = all(same_bits(a, b) for a, b in zip(_probe_results(True),
+                                                        _probe_results(False)))
+            reason = "its results differ from the plain loops'"
+        except Exception as exc:             # any failure to compile or run: use the loops
+            agree = False
+            reason = _short(exc)
+        _simd_ok = agree
+        if not agree:
+            import llvmlite
+            import numba
+            warnings.warn(
+                f"raytrace: the SIMD BVH kernels (raytrace/accel/simd.py) do not work with "
+                f"numba {numba.__version__} / llvmlite {llvmlite.__version__} ({reason}); "
+                f"using plain loops (same results, slower)", RuntimeWarning, stacklevel=2)
+    return _simd_ok
+
+
+# ---------------------------------------------------------------- public names
+
+
+def node_mask(box, node, nx, ny, nz, ray, dist):
+    """Slab test of all W children of ``node`` at once (float32, fused multiply-add).
+
+    ``box``: (N, NODE_ROWS, W) float32 node records whose rows 0-5 are the child boxes
+    (lo_x, hi_x, lo_y, hi_y, lo_z, hi_z);
+    ``nx, ny, nz``: the near rows (0|1, 2|3, 4|5) for the ray's direction signs; ``ray``:
+    pointer to 14 float32: ``1/d`` (xyz), ``-o/d`` (xyz), the same two triples for the far
+    planes (pre-multiplied by a widening factor), ``tmin``, ``tmax``. A plane's distance
+    is ``fma(plane, 1/d, -o/d)``; the entry distance is ``max(near x, near y, near z,
+    tmin)``, the exit ``min(far x, far y, far z, tmax)`` (a NaN loses each ``max``/``min``
+    unless it is the right operand). Writes the W entry distances to ``dist`` (pointer to
+    W float32) and returns an int64 with bit c set when child c is hit (entry <= exit).
+    Numba kernels only.
+    """
+    raise TypeError("node_mask is called from Numba kernels only")
+
+
+def block_hits(tri, blk, kx, ky, kz, ray, tt, uu, vv):
+    """Watertight ray-triangle test against the B triangles of block ``blk`` at once.
+
+    Woop, Benthin and Wald (2013), "Watertight ray/triangle intersection", in float64:
+    the vertices are moved to the ray origin and sheared so that the ray runs along
+    +z (each vertex the same way in every triangle that shares it); the three 2D edge
+    functions are evaluated with exact signs (Kahan's difference of products with fused
+    multiply-adds), so triangles sharing an edge or a vertex agree on which side of it
+    the ray passes and no ray slips between them. Both sides count.
+
+    ``tri``: (nblocks, TRI_ROWS, B) float64, rows 0-8 ``v0 xyz, v1 xyz, v2 xyz``.
+    ``kx, ky, kz``: the ray's axis permutation (``kz`` its dominant axis); ``ray``:
+    pointer to 8 float64 ``o[kx], o[ky], o[kz], -d[kx]/d[kz], -d[ky]/d[kz], 1/d[kz], tmin,
+    tmax``. Writes ``t, u, v`` per lane to ``tt, uu, vv`` (pointers to B float64; the hit
+    point is ``(1-u-v) v0 + u v1 + v v2``) and returns an int64 with bit k set when lane k
+    is hit with ``tmin < t < tmax``. Numba kernels only.
+    """
+    raise TypeError("block_hits is called from Numba kernels only")
+
+
+def child_of(nodes, node, c):
     """Child id ``c`` of ``node``: ``nodes`` (N, NODE_ROWS, W) float32 (array or pointer)
-    holds it as int32 bits in row CHILD_ROW. Constant strides, no index checks."""
-    if not (_is_base(nodes, types.float32, 3) and isinstance(node, types.Integer)
-            and isinstance(c, types.Integer)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        sa = signature.args
-        data = builder.bitcast(_base(context, builder, sa[0], args[0]), ir.PointerType(_I32))
-        n64 = context.cast(builder, args[1], sa[1], types.int64)
-        c64 = context.cast(builder, args[2], sa[2], types.int64)
-        index = builder.add(builder.mul(n64, ir.Constant(_I64, NODE_ROWS * WIDTH)),
-                            builder.add(c64, ir.Constant(_I64, CHILD_ROW * WIDTH)))
-        return builder.load(builder.gep(data, [index]))
-
-    return types.int32(nodes, node, c), codegen
+    holds it as int32 bits in row CHILD_ROW. Constant strides, no index checks. Numba
+    kernels only."""
+    raise TypeError("child_of is called from Numba kernels only")
 
 
-@intrinsic
-def tri_id_of(typingctx, tris, blk, k):
+def tri_id_of(tris, blk, k):
     """Original index of lane ``k`` of block ``blk``: ``tris`` (B, TRI_ROWS, 4) float64
-    (array or pointer) holds it as int64 bits in row ID_ROW."""
-    if not (_is_base(tris, types.float64, 3) and isinstance(blk, types.Integer)
-            and isinstance(k, types.Integer)):
+    (array or pointer) holds it as int64 bits in row ID_ROW. Numba kernels only."""
+    raise TypeError("tri_id_of is called from Numba kernels only")
+
+
+@overload(node_mask, inline="always")
+def _node_mask_impl(box, node, nx, ny, nz, ray, dist):
+    if not _node_mask_args_ok(box, node, nx, ny, nz, ray, dist):
         return None
+    if simd_in_use():
+        return lambda box, node, nx, ny, nz, ray, dist: _node_mask_simd(box, node, nx, ny,
+                                                                        nz, ray, dist)
+    return lambda box, node, nx, ny, nz, ray, dist: _node_mask_loops(box, node, nx, ny, nz,
+                                                                     ray, dist)
 
-    def codegen(context, builder, signature, args):
-        sa = signature.args
-        data = builder.bitcast(_base(context, builder, sa[0], args[0]), ir.PointerType(_I64))
-        b64 = context.cast(builder, args[1], sa[1], types.int64)
-        k64 = context.cast(builder, args[2], sa[2], types.int64)
-        index = builder.add(builder.mul(b64, ir.Constant(_I64, TRI_ROWS * BLOCK)),
-                            builder.add(k64, ir.Constant(_I64, ID_ROW * BLOCK)))
-        return builder.load(builder.gep(data, [index]))
 
-    return types.int64(tris, blk, k), codegen
+@overload(block_hits, inline="always")
+def _block_hits_impl(tri, blk, kx, ky, kz, ray, tt, uu, vv):
+    if not _block_hits_args_ok(tri, blk, kx, ky, kz, ray, tt, uu, vv):
+        return None
+    if simd_in_use():
+        return lambda tri, blk, kx, ky, kz, ray, tt, uu, vv: _block_hits_simd(
+            tri, blk, kx, ky, kz, ray, tt, uu, vv)
+    return lambda tri, blk, kx, ky, kz, ray, tt, uu, vv: _block_hits_loops(
+        tri, blk, kx, ky, kz, ray, tt, uu, vv)
+
+
+@overload(child_of, inline="always")
+def _child_of_impl(nodes, node, c):
+    if not _child_of_args_ok(nodes, node, c):
+        return None
+    if simd_in_use():
+        return lambda nodes, node, c: _child_of_simd(nodes, node, c)
+    return lambda nodes, node, c: _child_of_loops(nodes, node, c)
+
+
+@overload(tri_id_of, inline="always")
+def _tri_id_of_impl(tris, blk, k):
+    if not _tri_id_of_args_ok(tris, blk, k):
+        return None
+    if simd_in_use():
+        return lambda tris, blk, k: _tri_id_of_simd(tris, blk, k)
+    return lambda tris, blk, k: _tri_id_of_loops(tris, blk, k)
+
+
