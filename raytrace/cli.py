@@ -17,6 +17,7 @@ is 130 (the conventional status of an interrupted program; the image is complete
 has fewer samples than asked for). A second Ctrl-C, or Ctrl-C while loading or during a
 Whitted render, stops at once and writes nothing (status 130).
 """
+import contextlib
 import sys
 import time
 
@@ -73,6 +74,20 @@ def _parser():
     return p
 
 
+@contextlib.contextmanager
+def _option_errors():
+    """Setting errors from overrides, reported under the option's name."""
+    try:
+        yield
+    except SceneError as exc:
+        if exc.file is not None:
+            raise
+        key = exc.where or ""
+        option = "--size" if key in ("width", "height") else f"--{key.replace('_', '-')}"
+        message = f"{key} {exc.message}" if key in ("width", "height") else exc.message
+        raise SceneError(option, message) from None
+
+
 def _depth_range(args):
     try:
         lo, hi = float(args.depth[1]), float(args.depth[2])
@@ -89,6 +104,13 @@ def _render(args):
     from .image import depth_image, encode_image, normal_image
     from .scene.load import load_scene
 
+    overrides = {"spp": args.spp, "bounces": args.bounces, "shadows": args.shadows,
+                 "seed": args.seed, "filter": args.filter, "integrator": args.integrator,
+                 "max_depth": args.max_depth, "rr_depth": args.rr_depth, "sampler": args.sampler}
+    if args.size:
+        overrides["width"], overrides["height"] = args.size
+    with _option_errors():
+        rmod.check_overrides(overrides)
     outputs = Outputs(SceneError)
     outputs.add(args.output, "-o", FORMATS, "image")
     depth_range = None
@@ -108,15 +130,8 @@ def _render(args):
             warmup.wait(compiling)
         if cold:
             warmup.compile_here(kind)        # loads what the child cached, or compiles here
-    overrides = {"spp": args.spp, "bounces": args.bounces, "shadows": args.shadows,
-                 "seed": args.seed, "filter": args.filter, "integrator": args.integrator,
-                 "max_depth": args.max_depth, "rr_depth": args.rr_depth, "sampler": args.sampler}
-    if args.size:
-        overrides["width"], overrides["height"] = args.size
-    try:
+    with _option_errors():
         settings = rmod.resolve_settings(scene, overrides)
-    except SceneError as exc:
-        raise SceneError(f"--{exc.where.replace('_', '-')}", exc.message) from None
     show = not args.quiet and sys.stderr.isatty()
     try:
         image = rmod.render(scene, progress=show, **overrides)
@@ -148,16 +163,22 @@ def _render(args):
 
 
 def _convert(args):
+    from userio.outputs import check_output_path
+
     from .scene.course import convert_file
+    check_output_path(args.output, "-o", (".json",), SceneError, "scene")
     convert_file(args.scene, args.output)
     print(f"wrote {args.output}", file=sys.stderr)
 
 
 def main(argv=None):
     """Entry point of the ``raytrace`` command; returns the exit status."""
+    import numpy as np
+
     args = _parser().parse_args(argv)
     body = _render if args.command == "render" else _convert
-    return ucli.run(PROG, body, args)
+    with np.errstate(all="ignore"):       # overflow is checked where it matters, not warned
+        return ucli.run(PROG, body, args)
 
 
 if __name__ == "__main__":

@@ -11,19 +11,19 @@ this, which shows as seams; we do not reproduce that.
 """
 import pathlib
 
-import imageio.v3 as iio
 import numpy as np
 from numba import njit
 
 from .errors import SceneError
-from .image import srgb_to_linear
+from .image import read_rgb_image
 
 FACES = ("left", "right", "up", "down", "front", "back")
 LEFT, RIGHT, UP, DOWN, FRONT, BACK = range(6)
 
 
 def load_cube_map(folder, where="background.cube_map"):
-    """-> (6, S, S, 3) float32 linear, face order as in FACES."""
+    """-> (6, S, S, 3) float32 linear, face order as in FACES. Faces must be square and
+    of one size; any grey or colour PNG (8 or 16 bit, alpha ignored) is accepted."""
     folder = pathlib.Path(folder)
     if not folder.is_dir():
         raise SceneError(where, f"cube map folder not found: {folder}")
@@ -32,19 +32,14 @@ def load_cube_map(folder, where="background.cube_map"):
         p = folder / f"{name}.png"
         if not p.is_file():
             raise SceneError(where, f"cube map face missing: {p}")
-        try:
-            img = iio.imread(p)
-        except Exception as exc:
-            raise SceneError(where, f"cannot read {p}: {exc}") from None
-        if img.ndim == 2:
-            img = np.repeat(img[..., None], 3, axis=2)
-        img = img[..., :3]
-        scale = 65535.0 if img.dtype == np.uint16 else 255.0
-        faces.append(srgb_to_linear(img.astype(np.float32) / scale))
-    shapes = {f.shape for f in faces}
-    if len(shapes) != 1:
-        raise SceneError(where, f"cube map faces differ in size: {sorted(shapes)}")
-    return np.ascontiguousarray(np.stack(faces).astype(np.float32))
+        img = read_rgb_image(p, where, "cube map face")
+        if img.shape[0] != img.shape[1]:
+            raise SceneError(where, f"cube map face {p} is not square ({img.shape[1]} x {img.shape[0]})")
+        if faces and img.shape != faces[0].shape:
+            raise SceneError(where, f"cube map faces differ in size: {p} is {img.shape[1]} x {img.shape[0]}, "
+                                    f"{folder / FACES[0]}.png {faces[0].shape[1]} x {faces[0].shape[0]}")
+        faces.append(img)
+    return np.ascontiguousarray(np.stack(faces), np.float32)
 
 
 @njit(cache=True)

@@ -11,12 +11,11 @@ failed or interrupted write never leaves a partial file.
 """
 import dataclasses
 import io
-import os
 import pathlib
-import tempfile
 
 import imageio.v3 as iio
 import numpy as np
+from userio.outputs import write_bytes_atomic
 
 ENCODINGS = ("srgb", "linear")
 FORMATS = (".png", ".pfm")
@@ -97,26 +96,63 @@ def read_pfm(path):
     return np.ascontiguousarray(arr.astype(np.float32))
 
 
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def atomic_write_bytes(path, data):
-    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
+    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename
+    (errors name ``path``, never the temporary)."""
+    write_bytes_atomic(path, data)
+
+
+def _short_reason(exc):
+    """The first sentence of an image library's error (its root cause, without install
+    advice)."""
+    while exc.__cause__ is not None or (exc.__context__ is not None and "unknown error" in str(exc)):
+        exc = exc.__cause__ or exc.__context__
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if text.startswith("Could not find a backend"):
+        return "not an image file imageio can read (PNG or JPEG)"
+    for cut in (" Based on the extension", " Please ", ". pip ", " (pip install"):
+        text = text.split(cut)[0]
+    return text.rstrip(".:")[:160]
+
+
+def read_rgb_image(path, where=None, what="image", error=None):
+    """Read a PNG or JPEG file -> (H, W, 3) float32 linear RGB (decoded from sRGB).
+
+    Grey images give grey RGB; grey + alpha and RGBA drop the alpha; 8- and 16-bit
+    channels are scaled to [0, 1]. Anything else (an unreadable or truncated file, a
+    float or 1-bit image, a zero-sized image, one too large for memory) is refused with
+    one line naming ``path`` (``error``, default SceneError, at ``where``)."""
+    from userio.limits import check_memory
+
+    from .errors import SceneError
+    error = SceneError if error is None else error
     path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if not path.is_file():
+        raise error(where, f"{what} file not found: {path}")
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())        # mkstemp makes 0600; give the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        props = iio.improps(path, plugin="pillow")
+    except Exception as exc:  # imageio raises many types for bad files
+        raise error(where, f"cannot read {what} {path}: {_short_reason(exc)}") from None
+    shape = tuple(props.shape)
+    if len(shape) not in (2, 3) or (len(shape) == 3 and shape[2] not in (1, 2, 3, 4)) or 0 in shape[:2]:
+        raise error(where, f"{what} {path} is not a 2-D grey or colour image (shape {shape})")
+    check_memory(shape[0] * shape[1] * 3 * 8, f"{what} {path} ({shape[1]} x {shape[0]})", where, error=error)
+    try:
+        img = iio.imread(path, plugin="pillow")
+    except Exception as exc:
+        raise error(where, f"cannot read {what} {path}: {_short_reason(exc)}") from None
+    if img.dtype == np.uint8:
+        scale = 255.0
+    elif img.dtype == np.uint16:
+        scale = 65535.0
+    else:
+        raise error(where, f"{what} {path}: unsupported pixel type {img.dtype} (use 8- or 16-bit)")
+    if img.ndim == 2:
+        img = img[..., None]
+    if img.shape[2] in (1, 2):                      # grey (+ alpha)
+        img = np.repeat(img[..., :1], 3, axis=2)
+    x = img[..., :3].astype(np.float64) / scale
+    return np.ascontiguousarray(srgb_to_linear(x), np.float32)
 
 
 def encode_image(path, image, encoding="srgb"):

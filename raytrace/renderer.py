@@ -20,6 +20,7 @@ import time
 import weakref
 
 import numpy as np
+from userio.limits import check_int, check_memory, check_number
 
 from .camera import make_camera
 from .cubemap import load_cube_map
@@ -28,17 +29,19 @@ from .image import RenderedImage, RenderInfo
 from .kernels import path as pk
 from .kernels import whitted as wk
 from .kernels.sampling import gaussian_inverse_cdf_table
-from .layout import FILTERS, SAMPLERS, SEED_MAX, Environment, Settings
+from .layout import FILTERS, SAMPLERS, Environment, Settings
 from .scene.emitters import build_lights
 from .scene.lights import punctual_lights
+from .scene.schema import SETTING_LIMITS
 
 DEFAULTS = {"width": 400, "height": 400, "spp": 1, "filter": "box", "seed": 0,
             "integrator": "whitted", "bounces": 4, "shadows": True, "epsilon": 1e-4,
             "max_depth": -1, "rr_depth": 5, "sampler": "sobol"}
 OVERRIDES = tuple(DEFAULTS)
 INTEGRATORS = ("whitted", "path")
-# integer settings: smallest value allowed
-INTEGER_MIN = {"width": 1, "height": 1, "spp": 1, "bounces": 0, "seed": 0, "max_depth": -1, "rr_depth": 1}
+# memory per pixel: the path tracer's float64 accumulation buffer and float32 image, the
+# AOV buffers and the encoded output
+BYTES_PER_PIXEL = 24 + 12 + 32 + 8
 
 
 class RenderInterrupted(KeyboardInterrupt):
@@ -70,21 +73,34 @@ def resolve_settings(scene, overrides):
     for key, value in overrides.items():
         if value is not None:
             s[key] = value
-    for key, lo in INTEGER_MIN.items():
-        if isinstance(s[key], bool) or not isinstance(s[key], (int, np.integer)) or s[key] < lo:
-            raise SceneError(key, f"must be an integer >= {lo}, got {s[key]!r}")
-        s[key] = int(s[key])
-    if s["seed"] > SEED_MAX:
-        raise SceneError("seed", f"must be an integer <= {SEED_MAX}, got {s['seed']}")
+    for key, (lo, hi) in SETTING_LIMITS.items():
+        s[key] = check_int(s[key], key, lo, hi, error=SceneError)
+    check_memory(s["width"] * s["height"] * BYTES_PER_PIXEL,
+                 f"a {s['width']} x {s['height']} image", "size", error=SceneError)
+    if not isinstance(s["shadows"], (bool, np.bool_)):
+        raise SceneError("shadows", f"must be true or false, got {s['shadows']!r}")
     if s["filter"] not in FILTERS:
         raise SceneError("filter", f"must be one of {', '.join(FILTERS)}, got {s['filter']!r}")
     if s["sampler"] not in SAMPLERS:
         raise SceneError("sampler", f"must be one of {', '.join(SAMPLERS)}, got {s['sampler']!r}")
     if s["integrator"] not in INTEGRATORS:
         raise SceneError("integrator", f"must be one of {', '.join(INTEGRATORS)}, got {s['integrator']!r}")
-    if not (isinstance(s["epsilon"], (int, float)) and s["epsilon"] > 0 and math.isfinite(s["epsilon"])):
-        raise SceneError("epsilon", f"must be a number > 0, got {s['epsilon']!r}")
+    s["epsilon"] = check_number(s["epsilon"], "epsilon", lo=0.0, lo_open=True, error=SceneError)
     return s
+
+
+def check_overrides(overrides):
+    """Check override values on their own (before a scene is loaded): the same limits as
+    :func:`resolve_settings` applies to the merged settings."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    for key, (lo, hi) in SETTING_LIMITS.items():
+        if key in given:
+            check_int(given[key], key, lo, hi, error=SceneError)
+    if "width" in given and "height" in given:
+        check_memory(given["width"] * given["height"] * BYTES_PER_PIXEL,
+                     f"a {given['width']} x {given['height']} image", "size", error=SceneError)
+    if "epsilon" in given:
+        check_number(given["epsilon"], "epsilon", lo=0.0, lo_open=True, error=SceneError)
 
 
 def kernel_settings(s):

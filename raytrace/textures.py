@@ -20,12 +20,10 @@ row-major, one image after the other.
 import math
 import pathlib
 
-import imageio.v3 as iio
 import numpy as np
 from numba import njit
 
-from .errors import SceneError
-from .image import srgb_to_linear
+from .image import read_rgb_image
 
 CHECKERBOARD, IMAGE = 0, 1
 # columns of the info table
@@ -35,27 +33,7 @@ TEX_WIDTH = 12
 
 def load_texture_image(path, where):
     """Read an image file -> (H, W, 3) float32 linear RGB (decoded from sRGB)."""
-    path = pathlib.Path(path)
-    if not path.is_file():
-        raise SceneError(where, f"texture file not found: {path}")
-    try:
-        img = iio.imread(path)
-    except Exception as exc:  # imageio raises many types for bad files
-        raise SceneError(where, f"cannot read texture {path}: {exc}") from None
-    if img.ndim == 2:
-        img = np.repeat(img[..., None], 3, axis=2)
-    if img.ndim != 3 or img.shape[2] not in (1, 2, 3, 4) or img.shape[0] == 0 or img.shape[1] == 0:
-        raise SceneError(where, f"texture {path} is not a 2-D RGB or grey image (shape {img.shape})")
-    if img.shape[2] in (1, 2):                      # grey (+ alpha)
-        img = np.repeat(img[..., :1], 3, axis=2)
-    img = img[..., :3]
-    if img.dtype == np.uint8:
-        x = img.astype(np.float64) / 255.0
-    elif img.dtype == np.uint16:
-        x = img.astype(np.float64) / 65535.0
-    else:
-        raise SceneError(where, f"texture {path}: unsupported pixel type {img.dtype} (use 8- or 16-bit)")
-    return srgb_to_linear(x).astype(np.float32)
+    return read_rgb_image(path, where, "texture")
 
 
 class TextureTable:

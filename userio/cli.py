@@ -7,12 +7,15 @@
 ``run`` turns a :class:`~userio.errors.UserError` into ``prog: error: message`` and exit
 status 2, an ``OSError`` into ``prog: error: FILE: reason`` and status 1, Ctrl-C into
 status 130, always on one line and without a traceback. Argument errors from argparse
-also exit with 2 (argparse's own convention).
+also exit with 2 (argparse's own convention). Any other exception is a bug: one line
+``prog: internal error: ...`` and status 3 (``USERIO_TRACEBACK=1`` re-raises it).
 """
 import argparse
+import os
 import sys
 
-from .errors import EXIT_BAD_INPUT, EXIT_HELP, EXIT_INTERRUPTED, EXIT_IO, EXIT_OK, UserError
+from .errors import (EXIT_BAD_INPUT, EXIT_HELP, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_IO, EXIT_OK,
+                     UserError)
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -77,4 +80,11 @@ def run(prog, body, *args, **kwargs):
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; nothing written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, said plainly
+        if os.environ.get("USERIO_TRACEBACK"):
+            raise
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        print(f"{prog}: internal error (a bug; USERIO_TRACEBACK=1 shows where): "
+              f"{type(exc).__name__}: {first}", file=sys.stderr)
+        return EXIT_INTERNAL
     return EXIT_OK if status is None else int(status)

@@ -2,15 +2,18 @@
 
 Exit status: 0 success; 1 an I/O failure (a file that exists could not be read or
 written: permissions, a full disk); 2 bad input (a file's content, a missing input file,
-a command-line option); 130 interrupted (Ctrl-C).
+a command-line option); 3 an internal error (a bug in the program: it says so in one
+line; set USERIO_TRACEBACK=1 to see the traceback); 130 interrupted (Ctrl-C).
 """
 EXIT_OK = 0
 EXIT_IO = 1
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
 
 EXIT_HELP = ("exit status: 0 success, 1 I/O failure (a file could not be read or written), "
-             "2 bad input (a file's content or an option), 130 interrupted (Ctrl-C)")
+             "2 bad input (a file's content or an option), 3 internal error (a bug), "
+             "130 interrupted (Ctrl-C)")
 
 
 class UserError(ValueError):

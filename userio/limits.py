@@ -1,14 +1,24 @@
 """Checks shared by scene values and command-line options: integer ranges, finite numbers
 and the memory a request would take, refused with the estimate in the message."""
 import math
+import os
 
 import numpy as np
 
 from .errors import UserError
 
-# Refuse single requests above this many bytes (a render buffer, a simulation's states):
-# far above any sensible use on a laptop, far below what makes the machine swap to death.
-MEMORY_LIMIT = 16 * 1024 ** 3
+
+def _memory_limit():
+    """Three quarters of the machine's physical memory (16 GiB when unknown): a single
+    request above it would make the machine swap or the process die."""
+    try:
+        return int(0.75 * os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 16 * 1024 ** 3
+
+
+# Refuse single requests (a render buffer, a simulation's states) above this many bytes.
+MEMORY_LIMIT = _memory_limit()
 
 
 def human_bytes(n):
@@ -57,8 +67,10 @@ def check_finite(array, where, file=None, error=UserError, row_name="row"):
                 file=file)
 
 
-def check_memory(nbytes, what, name=None, limit=MEMORY_LIMIT, error=UserError, file=None):
-    """Refuse a request of ``nbytes`` over ``limit``, with the estimate in the message."""
+def check_memory(nbytes, what, name=None, limit=None, error=UserError, file=None):
+    """Refuse a request of ``nbytes`` over ``limit`` (default :data:`MEMORY_LIMIT`), with
+    the estimate in the message."""
+    limit = MEMORY_LIMIT if limit is None else limit
     if nbytes > limit:
         raise error(name, f"{what} would need about {human_bytes(nbytes)} of memory "
                     f"(limit {human_bytes(limit)})", file=file)

@@ -24,15 +24,29 @@ def read_text(path, what="file", error=UserError):
     return decode_text(data, path, error)
 
 
+_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"%PDF", b"PK\x03\x04", b"\x7fELF", b"glTF")
+
+
+def looks_binary(data):
+    """True for data that is not text in any encoding: a NUL byte or many control
+    characters early on, or the magic number of a common binary format."""
+    head = data[:4096]
+    if b"\0" in head or head.startswith(_MAGIC):
+        return True
+    control = sum(1 for b in head[:512] if b < 9 or 13 < b < 32)
+    return control > 0.1 * max(1, len(head[:512]))
+
+
 def decode_text(data, path, error=UserError):
     """Decode bytes read from ``path`` as UTF-8 (with or without a BOM)."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        kind = "a binary file" if b"\0" in data[:4096] else "not UTF-8 text"
-        raise error(f"line {line}", f"{kind} (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                    "save it as UTF-8", file=str(path)) from None
+        byte = f"byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        if looks_binary(data):
+            raise error(None, f"a binary file, not text ({byte})", file=str(path)) from None
+        raise error(f"line {line}", f"not UTF-8 text ({byte}); save it as UTF-8", file=str(path)) from None
     if "\0" in text:
         line = text.count("\n", 0, text.index("\0")) + 1
         raise error(f"line {line}", "a binary file (NUL byte), not text", file=str(path))

@@ -163,6 +163,8 @@ class _Builder:
         corner_uv (F,3,2) or None (then (u, v) are the barycentrics of v1, v2)."""
         lin, off = m[:3, :3], m[:3, 3]
         wv = verts @ lin.T + off
+        if not np.isfinite(wv).all():
+            raise SceneError(where, "vertices overflow in world space (too large a scale or coordinate)")
         tri = wv[faces]                                            # (F,3,3)
         fn = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
         area2 = np.linalg.norm(fn, axis=1)
@@ -204,6 +206,8 @@ class _Builder:
         local = to_numpy(compose(obj.get("transform"), where))
         m = parent @ local
         if obj.get("transform"):
+            if not np.isfinite(m).all():
+                raise SceneError(f"{where}.transform", "the transforms down to here overflow (too large a scale)")
             check_invertible(m, f"{where}.transform")
         mat = self.material_rows[obj["material"]] if "material" in obj else inherited_mat
         emission = obj.get("emission", inherited_emission)

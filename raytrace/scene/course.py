@@ -47,8 +47,10 @@ import sys
 
 import numpy as np
 
+from userio.outputs import write_bytes_atomic
+from userio.textio import read_text
+
 from raytrace.errors import SceneError
-from raytrace.image import atomic_write_bytes
 from raytrace.scene.transforms import compose, to_numpy
 
 __all__ = ["parse_course_scene", "convert_file", "main"]
@@ -92,6 +94,11 @@ _FLOAT_RE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _TOKEN_RE = re.compile(r"[{}]|[^\s{}]+")
 
 
+# Nodes inside Nodes: deeper trees would exhaust Python's recursion here and in the JSON
+# scene they become (which allows 64 nested groups).
+MAX_NODE_NESTING = 64
+
+
 class _Block:
     """A parsed ``Name { ... }`` block: ``entries`` holds ``_Entry`` or child ``_Block``."""
 
@@ -133,12 +140,15 @@ class _Reader:
             tok, line = self.tokens[self.pos]
             if tok == "}":
                 raise self.error(line, "unmatched '}'")
-            top.entries.append(self._read_sub_block(""))
+            top.entries.append(self._read_sub_block("", 0))
         return top
 
-    def _read_sub_block(self, parent):
-        """Read ``Name {`` ... ``}`` at the current token, inside container ``parent``."""
+    def _read_sub_block(self, parent, depth):
+        """Read ``Name {`` ... ``}`` at the current token, inside container ``parent``,
+        itself ``depth`` blocks deep."""
         name, line = self.tokens[self.pos]
+        if depth > MAX_NODE_NESTING + 1:         # Scene, the Nodes, a component
+            raise self.error(line, f"Nodes nested more than {MAX_NODE_NESTING} deep")
         where = f" in {parent}" if parent else ""
         if name == "{":
             raise self.error(line, f"unexpected '{{'{where}: expected a block name")
@@ -159,7 +169,7 @@ class _Reader:
                 self.pos += 1
                 return block
             if name in _CONTAINERS:
-                block.entries.append(self._read_sub_block(name))
+                block.entries.append(self._read_sub_block(name, depth + 1))
             else:
                 block.entries.append(self._read_entry(name))
 
@@ -382,10 +392,7 @@ def parse_course_scene(path):
     folder. Raises :class:`SceneError` (file and line) on bad input.
     """
     path = pathlib.Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SceneError(None, f"cannot read the file ({exc})", file=str(path)) from None
+    text = read_text(path, "scene file", SceneError)
     reader = _Reader(text, str(path))
     return _Converter(reader).convert(reader.read_file())
 
@@ -440,7 +447,7 @@ def convert_file(src_txt, dst_json):
                                                   src_dir, dst_dir)
     _rebase_objects(scene["objects"], src_dir, dst_dir)
     text = _dumps(scene)
-    atomic_write_bytes(dst_json, text.encode("utf-8"))
+    write_bytes_atomic(dst_json, text.encode("utf-8"))
     return scene
 
 

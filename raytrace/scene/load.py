@@ -8,6 +8,8 @@ import copy
 import json
 import pathlib
 
+from userio.textio import read_text
+
 from ..camera import make_camera
 from ..errors import SceneError
 from .build import build_geometry
@@ -34,18 +36,20 @@ class Scene:
 
 
 def read_json(path):
-    """Parse a JSON file; syntax errors become SceneError with line and column."""
-    try:
-        text = pathlib.Path(path).read_text()
-    except FileNotFoundError:
-        raise SceneError(None, "file not found", file=str(path)) from None
-    except OSError as exc:
-        raise SceneError(None, f"cannot read: {exc.strerror}", file=str(path)) from None
+    """Parse a JSON file (UTF-8); syntax errors become SceneError with line and column."""
+    text = read_text(path, "scene file", SceneError)
+    return parse_json(text, path)
+
+
+def parse_json(text, path):
+    """``json.loads`` with every failure as a SceneError naming ``path``."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SceneError(f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}",
                          file=str(path)) from None
+    except RecursionError:
+        raise SceneError(None, "invalid JSON: nested too deeply", file=str(path)) from None
 
 
 def load_scene(source, base_dir=None):

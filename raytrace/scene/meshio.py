@@ -9,6 +9,9 @@ import pathlib
 
 import numpy as np
 
+from userio.limits import check_finite
+from userio.textio import read_text
+
 from ..errors import SceneError
 
 
@@ -27,6 +30,7 @@ class Mesh:
 
 
 def _floats(rows, path, lineno, what, count):
+    """(n, count) float64 from ``v``/``vn``/``vt`` lines; every value finite."""
     try:
         arr = np.array([r.split()[1:count + 1] for r in rows], dtype=np.float64)
     except ValueError:
@@ -37,20 +41,27 @@ def _floats(rows, path, lineno, what, count):
             try:
                 vals = [float(x) for x in parts[:count]]
             except ValueError:
-                raise SceneError(f"line {n}", f"{what} has a value that is not a number: {r.strip()!r}",
+                raise SceneError(f"line {n}", f"{what} has a value that is not a number: {_clip(r)!r}",
                                  file=path) from None
             if len(vals) < count:
-                raise SceneError(f"line {n}", f"{what} needs {count} numbers: {r.strip()!r}", file=path)
+                raise SceneError(f"line {n}", f"{what} needs {count} numbers: {_clip(r)!r}", file=path)
+    bad = ~np.isfinite(arr).all(axis=1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise SceneError(f"line {lineno[k]}", f"{what} has a value that is not finite: {_clip(rows[k])!r}",
+                         file=path)
     return arr
+
+
+def _clip(line, n=60):
+    line = line.strip()
+    return line if len(line) <= n else line[:n] + "..."
 
 
 def read_obj(path):
     """Read an OBJ file into a :class:`Mesh`. Raises SceneError naming the file and line."""
     path = pathlib.Path(path)
-    try:
-        text = path.read_text(errors="replace")
-    except OSError as exc:
-        raise SceneError(None, f"cannot read mesh file: {exc.strerror}", file=str(path)) from None
+    text = read_text(path, "mesh file", SceneError)
     v_rows, v_no, vn_rows, vn_no, vt_rows, vt_no, f_rows, f_no = [], [], [], [], [], [], [], []
     for n, line in enumerate(text.splitlines(), 1):
         if line.startswith("v "):
@@ -136,4 +147,6 @@ def read_mesh(path):
         raise SceneError(None, f"cannot read mesh: {exc}", file=str(path)) from None
     if len(tm.faces) == 0:
         raise SceneError(None, "mesh file has no faces", file=str(path))
-    return Mesh(np.asarray(tm.vertices, np.float64), np.asarray(tm.faces, np.int64), None)
+    verts = np.asarray(tm.vertices, np.float64)
+    check_finite(verts, None, file=str(path), error=SceneError, row_name="vertex")
+    return Mesh(verts, np.asarray(tm.faces, np.int64), None)

@@ -125,14 +125,27 @@ _TEXTURE = {
     ]),
 }
 
+# Integer render settings: (smallest, largest). Scene files and the overrides of the API
+# and the command line obey the same limits (raytrace.renderer.resolve_settings).
+SETTING_LIMITS = {
+    "width": (1, 16384), "height": (1, 16384), "spp": (1, 65536), "seed": (0, 2 ** 63 - 1),
+    "bounces": (0, 64), "max_depth": (-1, 65536), "rr_depth": (1, 65536),
+}
+
+
+def _int_setting(name):
+    lo, hi = SETTING_LIMITS[name]
+    return {"type": "integer", "minimum": lo, "maximum": hi}
+
+
 _INTEGRATOR_WHITTED = {
-    "bounces": {"type": "integer", "minimum": 0, "maximum": 64},
+    "bounces": _int_setting("bounces"),
     "shadows": {"type": "boolean"},
     "epsilon": _pos,
 }
 _INTEGRATOR_PATH = {
-    "max_depth": {"type": "integer", "minimum": -1, "maximum": 65536},
-    "rr_depth": {"type": "integer", "minimum": 1, "maximum": 65536},
+    "max_depth": _int_setting("max_depth"),
+    "rr_depth": _int_setting("rr_depth"),
     "epsilon": _pos,
 }
 
@@ -189,11 +202,11 @@ def build_schema():
                 "type": "object",
                 "additionalProperties": False,
                 "properties": {
-                    "width": {"type": "integer", "minimum": 1, "maximum": 16384},
-                    "height": {"type": "integer", "minimum": 1, "maximum": 16384},
-                    "spp": {"type": "integer", "minimum": 1, "maximum": 65536},
+                    "width": _int_setting("width"),
+                    "height": _int_setting("height"),
+                    "spp": _int_setting("spp"),
                     "filter": {"enum": ["box", "tent", "gaussian"]},
-                    "seed": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
+                    "seed": _int_setting("seed"),
                 },
             },
             "integrator": {

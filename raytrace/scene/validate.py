@@ -95,17 +95,41 @@ def _errors_sorted(errors):
     return sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), -len(e.absolute_path)))
 
 
-def _check_finite(node, path):
-    if isinstance(node, bool):
-        return
-    if isinstance(node, float) and not math.isfinite(node):
-        raise SceneError(json_path(path), f"must be a finite number, got {node}")
-    if isinstance(node, dict):
-        for k, v in node.items():
-            _check_finite(v, path + [k])
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            _check_finite(v, path + [i])
+MAX_NESTING = 150       # JSON containers inside each other
+MAX_GROUP_NESTING = 64  # groups inside groups
+MAX_MAGNITUDE = 1e12    # numbers beyond this (but the seed) would overflow in products
+
+
+def _check_values(data):
+    """One iterative walk over the parsed JSON: every number finite and at most
+    MAX_MAGNITUDE in size (but the seed), containers nested at most MAX_NESTING deep
+    and groups at most MAX_GROUP_NESTING deep (deeper trees would exhaust Python's
+    recursion in the schema check and the geometry builder)."""
+    stack = [(data, [], 0, 0)]
+    while stack:
+        node, path, depth, groups = stack.pop()
+        if isinstance(node, bool):
+            continue
+        if isinstance(node, float) and not math.isfinite(node):
+            raise SceneError(json_path(path), f"must be a finite number, got {node}")
+        if isinstance(node, (int, float)) and abs(node) > MAX_MAGNITUDE and path[-1:] != ["seed"]:
+            raise SceneError(json_path(path), f"must be a number of magnitude <= {MAX_MAGNITUDE:g}, "
+                             f"got {node:g}")
+        if isinstance(node, (dict, list)) and depth > MAX_NESTING:
+            raise SceneError(json_path(path[:2]), f"holds values nested more than {MAX_NESTING} levels deep")
+        if isinstance(node, dict):
+            if node.get("type") == "group":
+                groups += 1
+                if groups > MAX_GROUP_NESTING:
+                    raise SceneError(json_path(path[:2]), f"holds groups nested more than "
+                                     f"{MAX_GROUP_NESTING} deep (merge their transforms)")
+            items = node.items()
+        elif isinstance(node, list):
+            items = enumerate(node)
+        else:
+            continue
+        for k, v in reversed(list(items)):
+            stack.append((v, path + [k], depth + 1, groups))
 
 
 def _check_materials(data):
@@ -155,7 +179,7 @@ def validate_scene(data):
     """Raise SceneError for the first problem in ``data`` (a parsed scene dict)."""
     if not isinstance(data, dict):
         raise SceneError("(top level)", "a scene must be a JSON object")
-    _check_finite(data, [])
+    _check_values(data)
     errors = list(_get_validator().iter_errors(data))
     if errors:
         # ``if/then`` branches report both the branch error and nothing else; pick the
