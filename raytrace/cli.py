@@ -25,7 +25,7 @@ from userio import cli as ucli
 from userio.outputs import Outputs
 
 from .errors import SceneError
-from .image import ENCODINGS, FORMATS
+from .image import ENCODINGS, FLOAT_FORMATS, FORMATS
 
 PROG = "raytrace"
 
@@ -40,7 +40,7 @@ def _parser():
                        epilog="Ctrl-C during a path-traced render stops after the current pass, "
                               "writes the image of the passes done and exits with status 130.")
     r.add_argument("scene", help="scene file (.json, or a course .txt)")
-    r.add_argument("-o", "--output", required=True, help="colour image (.png or .pfm)")
+    r.add_argument("-o", "--output", required=True, help="colour image (.png, .pfm or .exr)")
     r.add_argument("--size", nargs=2, type=int, metavar=("W", "H"),
                    help="image size in pixels (scene's image.width/height, else 400 400)")
     r.add_argument("--spp", type=int, help="samples per pixel, jittered (scene's, else 1)")
@@ -64,6 +64,9 @@ def _parser():
     r.add_argument("--depth", nargs=3, metavar=("FILE", "MIN", "MAX"),
                    help="also write the depth image (t - MIN) / (MAX - MIN)")
     r.add_argument("--normals", metavar="FILE", help="also write the normal image (N + 1) / 2")
+    r.add_argument("--variance", metavar="FILE",
+                   help="path: also write each pixel's variance of the mean (.pfm or .exr), from "
+                        "the spread of the passes (for raytrace compare --ztest)")
     r.add_argument("--encoding", choices=ENCODINGS, default="srgb",
                    help="PNG encoding of the colour image: srgb or linear (raw clamp)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
@@ -119,6 +122,8 @@ def _render(args):
         depth_range = _depth_range(args)
     if args.normals:
         outputs.add(args.normals, "--normals", FORMATS, "image")
+    if args.variance:
+        outputs.add(args.variance, "--variance", FLOAT_FORMATS, "float image")
     t0 = time.perf_counter()
     kind = warmup.integrator_of(args.scene, args.integrator)
     cold = not (warmup.is_cached(kind) and warmup.builder_cached())
@@ -134,11 +139,14 @@ def _render(args):
         settings = rmod.resolve_settings(scene, overrides)
     show = not args.quiet and sys.stderr.isatty()
     try:
-        image = rmod.render(scene, progress=show, **overrides)
+        with _option_errors():
+            image = rmod.render(scene, progress=show, variance=bool(args.variance), **overrides)
     except rmod.RenderInterrupted as stop:
         if stop.image is None:
             raise KeyboardInterrupt from None
         outputs.set(args.output, encode_image(args.output, stop.image, args.encoding))
+        if args.variance:
+            outputs.set(args.variance, encode_image(args.variance, stop.image.variance))
         outputs.commit()
         print(f"{PROG}: interrupted after {stop.spp_done} of {stop.spp_total} samples per pixel; "
               f"wrote {args.output} ({stop.spp_done} spp)", file=sys.stderr)
@@ -147,6 +155,8 @@ def _render(args):
         print(f"{PROG}: warning: {image.info.nonfinite} samples were NaN or infinite and were dropped",
               file=sys.stderr)
     outputs.set(args.output, encode_image(args.output, image, args.encoding))
+    if args.variance:
+        outputs.set(args.variance, encode_image(args.variance, image.variance))
     if args.depth or args.normals:
         t, n = rmod.render_aovs(scene, settings["width"], settings["height"])
         if args.depth:

@@ -6,6 +6,8 @@ Render results are (H, W, 3) float32 **linear** radiance, row 0 at the top.
   course's raw clamp).
 - ``.pfm``: 32-bit float, linear, unclamped (HDR). Portable Float Map, little-endian,
   bottom row first as the format requires.
+- ``.exr``: OpenEXR, 32-bit float, linear, with the render's ``info`` in the header
+  (:mod:`raytrace.film.exr`).
 Every file is written to a temporary name in the target folder and then renamed, so a
 failed or interrupted write never leaves a partial file.
 """
@@ -18,7 +20,8 @@ import numpy as np
 from userio.outputs import write_bytes_atomic
 
 ENCODINGS = ("srgb", "linear")
-FORMATS = (".png", ".pfm")
+FORMATS = (".png", ".pfm", ".exr")
+FLOAT_FORMATS = (".pfm", ".exr")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,16 +39,19 @@ class RenderInfo:
 
 class RenderedImage(np.ndarray):
     """A rendered image: an ordinary (H, W, 3) float32 array of linear radiance with
-    ``info`` (:class:`RenderInfo`). Views keep ``info``; arithmetic on it gives plain
+    ``info`` (:class:`RenderInfo`) and, when asked for, ``variance`` ((H, W, 3), the
+    variance of each pixel's mean). Views keep them; arithmetic on the image gives plain
     arrays (the result is no longer the render)."""
 
     def __new__(cls, array, info):
         obj = np.asarray(array, np.float32).view(cls)
         obj.info = info
+        obj.variance = None
         return obj
 
     def __array_finalize__(self, obj):
         self.info = getattr(obj, "info", None)
+        self.variance = getattr(obj, "variance", None)
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
         out = np.asarray(array)
@@ -155,20 +161,28 @@ def read_rgb_image(path, where=None, what="image", error=None):
     return np.ascontiguousarray(srgb_to_linear(x), np.float32)
 
 
-def encode_image(path, image, encoding="srgb"):
-    """The bytes of ``image`` in the format given by ``path``'s extension."""
+def encode_image(path, image, encoding="srgb", metadata=None):
+    """The bytes of ``image`` in the format given by ``path``'s extension: PNG (8-bit,
+    ``encoding``), PFM or EXR (float32, linear; EXR with ``metadata`` in its header, by
+    default the render's ``info``)."""
     suffix = pathlib.Path(path).suffix.lower()
     if suffix == ".pfm":
         return pfm_bytes(image)
+    if suffix == ".exr":
+        from .film.exr import exr_bytes
+        info = getattr(image, "info", None)
+        if metadata is None and info is not None:
+            metadata = dataclasses.asdict(info)
+        return exr_bytes({"color": np.asarray(image)}, metadata=metadata)
     if suffix == ".png":
         buf = io.BytesIO()
         iio.imwrite(buf, to_8bit(image, encoding), extension=".png")
         return buf.getvalue()
-    raise ValueError(f"unsupported image format {suffix!r} (use .png or .pfm)")
+    raise ValueError(f"unsupported image format {suffix!r} (use .png, .pfm or .exr)")
 
 
 def save_image(path, image, encoding="srgb"):
-    """Write a (H, W, 3) float linear image to ``path`` (.png or .pfm), atomically."""
+    """Write a (H, W, 3) float linear image to ``path`` (.png, .pfm or .exr), atomically."""
     atomic_write_bytes(path, encode_image(path, image, encoding))
 
 

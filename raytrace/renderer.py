@@ -153,9 +153,14 @@ def environment(scene):
 
 
 # ------------------------------------------------------------------------- rendering
-def render(scene, progress=False, callback=None, **overrides):
+def render(scene, progress=False, callback=None, variance=False, **overrides):
     """Render ``scene`` (from :func:`raytrace.load_scene`) -> :class:`RenderedImage`
     ((H, W, 3) float32 linear radiance with ``info``).
+
+    ``variance=True`` (path tracer only) also gives ``image.variance``: (H, W, 3)
+    float32, the estimated variance of each pixel's mean, from the spread of the passes
+    (see :func:`raytrace.kernels.path.mean_and_variance`; use the ``independent``
+    sampler for an unbiased estimate, Sobol over-estimates).
 
     Overrides: ``width``, ``height``, ``spp``, ``filter``, ``seed``, ``integrator``
     (``"whitted"`` or ``"path"``), Whitted's ``bounces``, ``shadows``, the path
@@ -168,12 +173,18 @@ def render(scene, progress=False, callback=None, **overrides):
     carrying the image of the passes done.
     """
     s = resolve_settings(scene, overrides)
+    if variance and s["integrator"] != "path":
+        raise SceneError("variance", "a variance estimate needs the path tracer (integrator 'path')")
     t0 = time.perf_counter()
+    var = None
     if s["integrator"] == "path":
-        image, done, nonfinite = _render_path(scene, s, progress, callback, t0)
+        image, var, done, nonfinite = _render_path(scene, s, progress, callback, t0)
     else:
         image, done, nonfinite = _render_whitted(scene, s, progress, callback), s["spp"], 0
-    return RenderedImage(image, _info(s, done, nonfinite, t0))
+    out = RenderedImage(image, _info(s, done, nonfinite, t0))
+    if variance:
+        out.variance = var
+    return out
 
 
 def _info(s, done, nonfinite, t0):
@@ -247,7 +258,7 @@ class _StopFlag:
 
 
 def _render_path(scene, s, progress, callback, t0):
-    """-> (image or None, passes done, samples dropped as non-finite)."""
+    """-> (image or None, its variance, passes done, samples dropped as non-finite)."""
     cam = make_camera(scene.data["camera"])
     lights = scene_lights(scene)
     cube = cube_map(scene)
@@ -279,12 +290,16 @@ def _render_path(scene, s, progress, callback, t0):
         if bar is not None:
             bar.close()
     done = int(counter[0])
-    image = (accum / done).astype(np.float32) if done > 0 else None
+    image = var = None
+    if done > 0:
+        mean, var = pk.mean_and_variance(accum, done)
+        image, var = mean.astype(np.float32), var.astype(np.float32)
     if (interrupted or stop.requested) and done < spp:
         if image is not None:
             image = RenderedImage(image, _info(s, done, int(nonfinite.sum()), t0))
+            image.variance = var
         raise RenderInterrupted(image, done, spp)
-    return image, done, int(nonfinite.sum())
+    return image, var, done, int(nonfinite.sum())
 
 
 def render_aovs(scene, width=None, height=None):

@@ -290,8 +290,9 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
 
 @njit(cache=True)
 def render_row(accum, i, sample, bvh, geo, lights, cube, cam, settings, filter_table):
-    """Add sample ``sample`` of every pixel of row ``i`` to ``accum`` and return how many
-    came out NaN or infinite (those are not added).
+    """Add sample ``sample`` of every pixel of row ``i`` to ``accum`` (channels 0-2 the
+    radiance, 3-5 its square) and return how many came out NaN or infinite (those are
+    not added).
 
     One function holds the pixel loop and (inlined) the path loop: the scene's arrays
     change hands once per row, borrowed (no reference counting per call), and the path
@@ -306,6 +307,9 @@ def render_row(accum, i, sample, bvh, geo, lights, cube, cam, settings, filter_t
             accum[i, j, 0] += lr
             accum[i, j, 1] += lg
             accum[i, j, 2] += lb
+            accum[i, j, 3] += lr * lr
+            accum[i, j, 4] += lg * lg
+            accum[i, j, 5] += lb * lb
         else:
             bad += 1
     return bad
@@ -313,7 +317,8 @@ def render_row(accum, i, sample, bvh, geo, lights, cube, cam, settings, filter_t
 
 @njit(cache=True, parallel=True)
 def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, cube, cam, settings, filter_table):
-    """Add sample number ``sample`` of every pixel to ``accum`` ((H, W, 3) float64).
+    """Add sample number ``sample`` of every pixel to ``accum`` ((H, W, 6) float64: sums
+    of the radiance and of its square, per channel).
 
     Rows are visited in the order ``(k * settings.row_stride) % H`` so that each thread's
     share of the rows is spread over the image. Samples that come out NaN or infinite are
@@ -336,5 +341,18 @@ def row_stride(height):
 
 
 def new_buffers(height, width):
-    """Zeroed (accumulation (H, W, 3) float64, non-finite counts (H,) int64, counter (1,) int64)."""
-    return np.zeros((height, width, 3)), np.zeros(height, np.int64), np.zeros(1, np.int64)
+    """Zeroed (accumulation (H, W, 6) float64: radiance sums and sums of squares,
+    non-finite counts (H,) int64, counter (1,) int64)."""
+    return np.zeros((height, width, 6)), np.zeros(height, np.int64), np.zeros(1, np.int64)
+
+
+def mean_and_variance(accum, n):
+    """-> (mean (H, W, 3), variance of that mean (H, W, 3)) from ``n`` passes of
+    ``accum``: the unbiased sample variance of the passes, divided by n (0 for n < 2).
+    With the Sobol sampler the passes are stratified, not independent, so this
+    over-estimates the variance of the mean (a conservative figure)."""
+    mean = accum[..., :3] / n
+    if n < 2:
+        return mean, np.zeros_like(mean)
+    var = np.maximum(accum[..., 3:] / n - mean * mean, 0.0) * (n / (n - 1.0))
+    return mean, var / n

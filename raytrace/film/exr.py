@@ -1,0 +1,110 @@
+"""OpenEXR files with named layers, through the ``OpenEXR`` package (the Academy
+Software Foundation's own binding; wheels bundle the library).
+
+A file holds layers: ``{"color": (H, W, 3), "albedo": (H, W, 3), "depth": (H, W), ...}``.
+Channel names follow the common convention: the colour layer is ``R, G, B``; another
+layer ``name`` is ``name.R/G/B`` (three channels), or ``name.V`` (one channel). Pixels are
+float32 (``half=False``) or float16 (``half=True``); integer layers (uint32, e.g. object
+ids) are stored as EXR ``UINT`` and read back exactly. Values stay linear (no encoding).
+
+Metadata (``{"spp": 16, "seed": 3, ...}``) is stored as header attributes named
+``raytrace:<key>`` (ints, floats and strings) and returned by :func:`read_exr`.
+"""
+import io
+import pathlib
+
+import numpy as np
+
+COLOR = "color"
+_RGB = ("R", "G", "B")
+_PREFIX = "raytrace:"
+
+
+def _openexr():
+    try:
+        import OpenEXR
+    except ImportError:
+        from ..errors import SceneError
+        raise SceneError(None, "EXR files need the OpenEXR package (pip install OpenEXR)") from None
+    return OpenEXR
+
+
+def _channels(name, array, half):
+    a = np.asarray(array)
+    if a.dtype.kind in "ui":
+        data = np.ascontiguousarray(a, np.uint32)
+    else:
+        data = np.ascontiguousarray(a, np.float16 if half else np.float32)
+    if data.ndim == 2:
+        return {("V" if name == COLOR else f"{name}.V"): data}
+    if data.ndim != 3 or data.shape[2] != 3:
+        raise ValueError(f"EXR layer {name!r} must be (H, W) or (H, W, 3), got {data.shape}")
+    names = _RGB if name == COLOR else tuple(f"{name}.{c}" for c in _RGB)
+    return {n: np.ascontiguousarray(data[..., k]) for k, n in enumerate(names)}
+
+
+def exr_bytes(layers, half=False, metadata=None):
+    """The bytes of an EXR file holding ``layers`` (name -> array; see the module docs)."""
+    OpenEXR = _openexr()
+    shapes = {np.asarray(a).shape[:2] for a in layers.values()}
+    if len(shapes) != 1:
+        raise ValueError(f"EXR layers differ in size: {sorted(shapes)}")
+    channels = {}
+    for name, array in layers.items():
+        channels.update(_channels(name, array, half))
+    header = {"compression": OpenEXR.ZIP_COMPRESSION, "type": OpenEXR.scanlineimage}
+    for key, value in (metadata or {}).items():
+        if isinstance(value, (bool, np.bool_)):
+            value = int(value)
+        if isinstance(value, (np.integer, np.floating)):
+            value = value.item()
+        if isinstance(value, int) and not -2 ** 31 <= value < 2 ** 31:
+            value = str(value)               # EXR int attributes are 32-bit
+        header[_PREFIX + key] = value
+    buf = io.BytesIO()
+    with OpenEXR.File(header, channels) as f:
+        f.write(buf)
+    return buf.getvalue()
+
+
+def read_exr(path, error=None):
+    """-> (layers: name -> array, metadata: dict). Channels ``R, G, B`` form ``"color"``,
+    ``name.R/G/B`` or ``name.X/Y/Z`` form ``name`` (H, W, 3), single channels ``name``
+    (H, W). ``error(where, message, file=)`` builds the exception for an unreadable file
+    (default :class:`raytrace.SceneError`)."""
+    if error is None:
+        from ..errors import SceneError as error
+    OpenEXR = _openexr()
+    path = pathlib.Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise error(None, "file not found", file=str(path)) from None
+    try:
+        with OpenEXR.File(io.BytesIO(data), separate_channels=True) as f:
+            header = dict(f.header())
+            channels = {name: np.array(ch.pixels) for name, ch in f.channels().items()}
+    except Exception as exc:  # the binding raises RuntimeError / ValueError / OSError
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise error(None, f"cannot read EXR: {reason}", file=str(path)) from None
+    return _group(channels), {k[len(_PREFIX):]: v for k, v in header.items() if k.startswith(_PREFIX)}
+
+
+def _group(channels):
+    """Channel dict -> layer dict (see :func:`read_exr`)."""
+    layers, groups = {}, {}
+    for name, pixels in channels.items():
+        layer, _, comp = name.rpartition(".")
+        groups.setdefault(layer, {})[comp] = pixels
+    for layer, comps in groups.items():
+        key = layer or COLOR
+        for triple in (("R", "G", "B"), ("X", "Y", "Z")):
+            if all(c in comps for c in triple):
+                layers[key] = np.stack([comps[c] for c in triple], axis=-1)
+                comps = {c: v for c, v in comps.items() if c not in triple}
+        for comp, pixels in comps.items():
+            if key in layers or len(comps) > 1:
+                layers[f"{key}.{comp}" if layer else comp] = pixels
+            else:
+                layers[key if comp == "V" or layer else comp] = pixels
+    return layers
