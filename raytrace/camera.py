@@ -26,6 +26,7 @@ def make_camera(cam):
     else:
         fwd = np.asarray(cam["direction"], np.float64)
         where = "camera.direction"
+    fwd_raw = fwd.copy()
     n = np.linalg.norm(fwd)
     if n == 0:
         raise SceneError(where, "the view direction is zero (look_at equals center?)")
@@ -42,4 +43,6 @@ def make_camera(cam):
         half_h = math.tan(math.radians(cam.get("fov", 45.0)) / 2)
     else:
         half_h = cam.get("height", 2.0) / 2
-    return Camera(int(kind), *(float(x) for x in (*eye, *fwd, *right, *up2)), float(half_h))
+    lens = float(cam.get("aperture", 0.0)) if kind == PERSPECTIVE else 0.0
+    focus = float(cam.get("focus_distance", np.linalg.norm(fwd_raw) if "look_at" in cam else 1.0))
+    return Camera(int(kind), *(float(x) for x in (*eye, *fwd, *right, *up2)), float(half_h), lens, focus)

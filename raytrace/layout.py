@@ -204,7 +204,10 @@ class Camera(NamedTuple):
 
     A pixel position maps to ``forward + x right + y up`` (perspective: the ray direction
     from ``eye``) or moves the origin by ``x right + y up`` (orthographic), with ``y``
-    spanning ``half_height`` and ``x`` the same times width / height."""
+    spanning ``half_height`` and ``x`` the same times width / height. With a thin lens
+    the ray starts at a point of the lens disk (radius ``lens_radius`` around ``eye``, in
+    the right/up plane) and passes through the pinhole ray's point on the plane in focus
+    (``focus_distance`` along ``forward``)."""
     kind: int                 # PERSPECTIVE or ORTHOGRAPHIC
     eye_x: float
     eye_y: float
@@ -219,6 +222,8 @@ class Camera(NamedTuple):
     up_y: float
     up_z: float
     half_height: float        # tan(fov / 2) (perspective) or half the view height
+    lens_radius: float        # thin lens: aperture radius (0: a pinhole)
+    focus_distance: float     # thin lens: distance of the plane in focus, along forward
 
 
 # --------------------------------------------------------------------------- settings

@@ -1,4 +1,7 @@
-"""Camera rays from a :class:`raytrace.layout.Camera`."""
+"""Camera rays from a :class:`raytrace.layout.Camera`: a pinhole (or orthographic)
+camera, and the thin lens around it."""
+import math
+
 from numba import njit
 
 from ..layout import PERSPECTIVE
@@ -6,9 +9,10 @@ from ..layout import PERSPECTIVE
 
 @njit(cache=True, inline="always")
 def camera_ray(cam, width, height, x, y):
-    """Ray through image position (x, y) in pixels (origin top-left, y down).
+    """Pinhole ray through image position (x, y) in pixels (origin top-left, y down).
 
-    Returns origin and (not normalised) direction as six floats.
+    Returns origin and (not normalised) direction as six floats; a perspective ray's
+    direction has length 1 along ``forward``.
     """
     sy = (1.0 - 2.0 * y / height) * cam.half_height
     sx = (2.0 * x / width - 1.0) * cam.half_height * (width / height)
@@ -21,3 +25,35 @@ def camera_ray(cam, width, height, x, y):
             cam.eye_y + sx * cam.right_y + sy * cam.up_y,
             cam.eye_z + sx * cam.right_z + sy * cam.up_z,
             cam.forward_x, cam.forward_y, cam.forward_z)
+
+
+@njit(cache=True, inline="always")
+def concentric_disk(u1, u2):
+    """Shirley and Chiu's area-preserving map of [0, 1)^2 onto the unit disk."""
+    a = 2.0 * u1 - 1.0
+    b = 2.0 * u2 - 1.0
+    if a == 0.0 and b == 0.0:
+        return 0.0, 0.0
+    if abs(a) > abs(b):
+        r, phi = a, 0.25 * math.pi * (b / a)
+    else:
+        r, phi = b, 0.5 * math.pi - 0.25 * math.pi * (a / b)
+    return r * math.cos(phi), r * math.sin(phi)
+
+
+@njit(cache=True, inline="always")
+def lens_ray(cam, ox, oy, oz, dx, dy, dz, u1, u2):
+    """The thin-lens ray for the pinhole ray (o, d) of :func:`camera_ray`: from the lens
+    point of (u1, u2) through the pinhole ray's point on the plane in focus (which
+    therefore stays sharp). Unchanged without a lens."""
+    if cam.lens_radius <= 0.0:
+        return ox, oy, oz, dx, dy, dz
+    f = cam.focus_distance             # d . forward = 1: the plane in focus is at t = f
+    px, py, pz = ox + f * dx, oy + f * dy, oz + f * dz
+    a, b = concentric_disk(u1, u2)
+    a *= cam.lens_radius
+    b *= cam.lens_radius
+    lx = ox + a * cam.right_x + b * cam.up_x
+    ly = oy + a * cam.right_y + b * cam.up_y
+    lz = oz + a * cam.right_z + b * cam.up_z
+    return lx, ly, lz, px - lx, py - ly, pz - lz

@@ -27,7 +27,8 @@ Per bounce (Mitsuba 3's ``path`` integrator, same depth convention):
 
 Random numbers come in 2-D groups, each a function of (seed, pixel, sample, group) only,
 so an image depends only on the seed, never on the thread count or the scheduling:
-group 0 is the position in the pixel; bounce ``b`` uses group ``1 + 4b`` for the point on
+group 0 is the position in the pixel, ``LENS_GROUP`` the point on a thin lens; bounce
+``b`` uses group ``1 + 4b`` for the point on
 the light, ``2 + 4b`` for the BSDF direction, ``3 + 4b`` for choosing the light and the
 BSDF lobe, and ``4 + 4b`` for Russian roulette. The default ``sobol`` sampler draws the
 groups from Owen-scrambled Sobol points (``rng.sobol2``: the samples of a pixel are
@@ -43,7 +44,7 @@ from numba import njit, prange
 from ..layout import ENV_NONE, M_COLOR, M_IOR, MISS, SOBOL
 from .borrow import borrow
 from .bsdf import TINY, bsdf_eval, bsdf_has_smooth, bsdf_sample
-from .camera_rays import camera_ray
+from .camera_rays import camera_ray, lens_ray
 from .emitters import env_direction_pdf, env_radiance, light_pdf_at_hit, sample_light
 from .frame import orthonormal_basis
 from .intersect import scene_hit, scene_occluded
@@ -57,6 +58,7 @@ SHADOW_END = 1.0 - 1e-6   # shadow rays stop this fraction short of the light po
 SAFETY_DEPTH = 1 << 16    # a path never has more bounces (unbounded max_depth with RR off)
 UNBOUNDED = 1 << 62       # max_depth -1
 GROUPS_PER_BOUNCE = 4
+LENS_GROUP = 1 << 24      # the thin lens's 2-D group (far above any bounce's groups)
 
 
 @njit(cache=True, inline="always")
@@ -89,7 +91,8 @@ def camera_sample(cam, settings, filter_table, i, j, sample):
     """The camera ray of sample ``sample`` of pixel (row i, column j), unit direction.
 
     One sample per pixel goes through the pixel centre; otherwise the position is drawn
-    from the filter (an n x n jittered grid for the independent sampler when spp = n^2)."""
+    from the filter (an n x n jittered grid for the independent sampler when spp = n^2).
+    A thin-lens camera draws the lens point from group ``LENS_GROUP``."""
     width, height, spp = settings.width, settings.height, settings.spp
     if spp == 1:
         fx, fy = 0.0, 0.0
@@ -101,6 +104,9 @@ def camera_sample(cam, settings, filter_table, i, j, sample):
             u2 = (sample // n + u2) / n
         fx, fy = warp(u1, settings.filter, filter_table), warp(u2, settings.filter, filter_table)
     ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
+    if cam.lens_radius > 0.0:
+        u1, u2 = rand2(settings.sampler, settings.seed, i * width + j, sample, LENS_GROUP)
+        ox, oy, oz, dx, dy, dz = lens_ray(cam, ox, oy, oz, dx, dy, dz, u1, u2)
     inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
     return ox, oy, oz, dx * inv, dy * inv, dz * inv
 

@@ -21,7 +21,7 @@ from ..cubemap import cube_rgb
 from ..layout import (LIGHT_POINT, M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR, M_TEX,
                       M_TRANSMIT, M_TYPE, MAT_DIFFUSE, MISS, TRIANGLE)
 from .borrow import borrow
-from .camera_rays import camera_ray
+from .camera_rays import camera_ray, lens_ray
 from .intersect import scene_hit, scene_occluded
 from .rng import rand01
 from .sampling import warp
@@ -217,6 +217,10 @@ def render_row(i, out_row, bvh, geo, cam, lights, env, settings, filter_table, s
                     u2 = (s // n + u2) / n
                 fx, fy = warp(u1, settings.filter, filter_table), warp(u2, settings.filter, filter_table)
             ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
+            if cam.lens_radius > 0.0:            # thin lens: dimensions 2 and 3
+                ox, oy, oz, dx, dy, dz = lens_ray(cam, ox, oy, oz, dx, dy, dz,
+                                                  rand01(settings.seed, pixel, s, 2),
+                                                  rand01(settings.seed, pixel, s, 3))
             r, g, b = trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, settings.bounces,
                                 settings.shadows, settings.epsilon, stack)
             cr += r

@@ -196,6 +196,8 @@ def build_schema():
                     "up": _vec3,
                     "fov": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 180},
                     "height": _pos,
+                    "aperture": {"type": "number", "minimum": 0},
+                    "focus_distance": _pos,
                 },
             },
             "image": {

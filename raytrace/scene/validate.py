@@ -173,6 +173,13 @@ def _check_camera(cam):
         raise SceneError("camera.fov", "an orthographic camera has 'height', not 'fov'")
     if cam.get("type", "perspective") == "perspective" and "height" in cam:
         raise SceneError("camera.height", "a perspective camera has 'fov', not 'height'")
+    if cam.get("type", "perspective") == "orthographic":
+        for key in ("aperture", "focus_distance"):
+            if key in cam:
+                raise SceneError(f"camera.{key}", "only a perspective camera has a lens")
+    elif cam.get("aperture", 0) > 0 and "focus_distance" not in cam and "look_at" not in cam:
+        raise SceneError("camera.focus_distance", "needed with 'aperture' and 'direction' "
+                         "(with 'look_at' the default is the distance to that point)")
 
 
 def validate_scene(data):
