@@ -1,6 +1,12 @@
 """``python -m curves``: see ``curves.cli``."""
 import sys
 
-from .cli import main
+from userio.cli import run
 
-sys.exit(main())
+
+def _main():
+    from .cli import main        # imported here: Ctrl-C while importing also exits 130
+    return main()
+
+
+sys.exit(run("curves", _main))

@@ -1,9 +1,18 @@
-"""Command line: ``python -m curves plot|obj|info FILE ...``."""
-import argparse
+"""Command line: ``python -m curves plot|obj|info FILE ...``.
+
+Errors and exit codes are ``userio.cli``'s: bad input (a file's content, an option) is
+one line ``curves: error: FILE: line N: ...`` and status 2, an I/O failure status 1,
+Ctrl-C status 130. Options are checked and the output path validated before any work;
+the output is written through a temporary file, so a failed run changes no file.
+"""
 import pathlib
-import sys
+
+import numpy as np
+from userio import cli as ucli
+from userio.outputs import Outputs
 
 from .errors import CurveFileError
+from .limits import MAX_DPI, MAX_FRAMES, MAX_STEPS, MIN_DPI, check_steps, check_vertices
 
 DESCRIPTION = """\
 Curves and surfaces from the course's files (.spline, .swp) and patch JSON files.
@@ -15,38 +24,45 @@ Curves and surfaces from the course's files (.spline, .swp) and patch JSON files
 """
 
 
-def _parser():
-    p = argparse.ArgumentParser(prog="python -m curves", description=DESCRIPTION,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+def build_parser():
+    p = ucli.parser("python -m curves", DESCRIPTION)
+    sub = ucli.subparsers(p, dest="command", required=True, metavar="COMMAND")
 
-    pl = sub.add_parser("plot", help="draw a file to a PNG image")
+    pl = sub.add_parser("plot", help="draw a file to a PNG image",
+                        description="Draw a .spline, .swp or patch .json file to a PNG image.")
     pl.add_argument("file", help=".spline, .swp or patch .json file")
-    pl.add_argument("-o", "--output", required=True, help="PNG file to write")
+    pl.add_argument("-o", "--output", required=True, help="PNG file to write (.png)")
     pl.add_argument("--samples", type=int, default=32,
-                    help="intervals per curve segment (default 32; .swp files use their STEPS)")
+                    help=f"intervals per curve segment, 1..{MAX_STEPS} (.swp files use "
+                         "their STEPS)")
     pl.add_argument("--resolution", type=int, default=10,
-                    help="intervals per patch side in previews (default 10)")
+                    help=f"intervals per patch side in previews, 1..{MAX_STEPS}")
     pl.add_argument("--frames", type=int, default=16,
-                    help="number of frames drawn along each curve (default 16, 0: none)")
+                    help=f"number of frames drawn along each curve, 0..{MAX_FRAMES} "
+                         "(0: none)")
     pl.add_argument("--method", choices=("rmf", "course"), default="rmf",
-                    help="frame method: rotation-minimizing (default) or the course recurrence")
+                    help="frame method: rotation-minimizing or the course recurrence")
     pl.add_argument("--up", choices=("y", "z"), default="y",
-                    help="vertical axis of the data (default y; the course teapot is z-up)")
-    pl.add_argument("--dpi", type=int, default=120, help="image resolution (default 120)")
+                    help="vertical axis of the data (the course teapot is z-up)")
+    pl.add_argument("--dpi", type=int, default=120,
+                    help=f"image resolution, {MIN_DPI}..{MAX_DPI} (the figure is 7 x 6 inches)")
 
-    ob = sub.add_parser("obj", help="export surfaces as an OBJ mesh")
+    ob = sub.add_parser("obj", help="export surfaces as an OBJ mesh",
+                        description="Export the surfaces of a file (patches, srev, gcyl) "
+                                    "as one Wavefront OBJ mesh.")
     ob.add_argument("file", help=".spline patch file, .swp file or patch .json file")
-    ob.add_argument("-o", "--output", required=True, help="OBJ file to write")
+    ob.add_argument("-o", "--output", required=True, help="OBJ file to write (.obj)")
     ob.add_argument("--resolution", type=int, default=16,
-                    help="intervals per patch side (default 16)")
+                    help=f"intervals per patch side, 1..{MAX_STEPS}")
 
-    info = sub.add_parser("info", help="print what a file holds")
-    info.add_argument("file")
+    info = sub.add_parser("info", help="print what a file holds",
+                          description="Print what a .spline, .swp or patch .json file holds.")
+    info.add_argument("file", help=".spline, .swp or patch .json file")
     return p
 
 
 def _load_meshes(path, resolution):
+    from .errors import about, line_error
     from .io_patches import read_patches
     from .io_swp import read_swp
     from .patches import tessellate
@@ -57,11 +73,18 @@ def _load_meshes(path, resolution):
             raise CurveFileError(path, None, "defines no surfaces (srev or gcyl)")
         return meshes
     patches, basis = read_patches(path)
-    return [(path.stem, tessellate(patches, resolution, basis))]
+    n = len(patches) * (resolution + 1) ** 2
+    check_vertices(n, f"{len(patches)} patches at --resolution {resolution}",
+                   line_error(path, None))
+    with about(path, None, "patches"):
+        mesh = tessellate(patches, resolution, basis)
+    if len(mesh.faces) == 0:
+        raise CurveFileError(path, None, "the patches have no area (every patch collapses "
+                             "to a point or a line)")
+    return [(path.stem, mesh)]
 
 
 def _merge(meshes):
-    import numpy as np
     from .mesh import Mesh
     V, F, N, off = [], [], [], 0
     for _, m in meshes:
@@ -97,28 +120,47 @@ def _info(path):
                   f"{c.segments} segment(s)")
 
 
-def main(argv=None):
-    args = _parser().parse_args(argv)
+def _plot(args, path):
+    from .plot import render_file
+    check_steps(args.samples, "--samples")
+    check_steps(args.resolution, "--resolution")
+    check_steps(args.frames, "--frames", lo=0, hi=MAX_FRAMES)
+    check_steps(args.dpi, "--dpi", lo=MIN_DPI, hi=MAX_DPI)
+    outs = Outputs()
+    outs.add(args.output, "-o", (".png",))
+    outs.set(args.output, render_file(path, args.samples, args.resolution, args.frames,
+                                      args.method, args.up, args.dpi))
+    outs.commit()
+    print(f"wrote {args.output}")
+
+
+def _obj(args, path):
+    from .mesh import format_obj
+    check_steps(args.resolution, "--resolution")
+    outs = Outputs()
+    outs.add(args.output, "-o", (".obj",))
+    mesh = _merge(_load_meshes(path, args.resolution))
+    if not (np.all(np.isfinite(mesh.vertices)) and np.all(np.isfinite(mesh.normals))):
+        raise CurveFileError(path, None, "the surface is not finite (coordinates too large)")
+    text = format_obj(mesh, comment=f"from {path.name} by python -m curves")
+    outs.set(args.output, text.encode("utf-8"))
+    outs.commit()
+    print(f"wrote {args.output}: {len(mesh.vertices)} vertices, {len(mesh.faces)} triangles")
+
+
+def _run(args):
     path = pathlib.Path(args.file)
-    try:
+    with np.errstate(all="ignore"):            # results are checked; no warnings on stderr
         if args.command == "plot":
-            from .plot import plot_file
-            plot_file(path, args.output, args.samples, args.resolution, args.frames,
-                      args.method, args.up, args.dpi)
-            print(f"wrote {args.output}")
+            _plot(args, path)
         elif args.command == "obj":
-            from .mesh import write_obj
-            meshes = _load_meshes(path, args.resolution)
-            mesh = _merge(meshes)
-            write_obj(args.output, mesh, comment=f"from {path.name} by python -m curves")
-            print(f"wrote {args.output}: {len(mesh.vertices)} vertices, "
-                  f"{len(mesh.faces)} triangles")
+            _obj(args, path)
         else:
             _info(path)
-    except (CurveFileError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"error: {e.filename or path}: {e.strerror or e}", file=sys.stderr)
-        return 2
-    return 0
+
+
+def main(argv=None):
+    """Run the command line; returns the exit status (argparse exits itself on bad
+    arguments, with status 2)."""
+    args = build_parser().parse_args(argv)
+    return ucli.run("curves", _run, args)

@@ -129,7 +129,8 @@ def curve_frames(points, tangents, method="rmf", closed=None, initial_normal=Non
     """Frames along a sampled curve.
 
     points: (m, 2|3) samples in order; tangents: (m, 2|3) derivatives there (any
-    length, non-zero); method: "rmf" or "course"; closed: None (detect), True or
+    length, non-zero: ``Curve.sample`` gives limit directions where the derivative
+    vanishes); method: "rmf" or "course"; closed: None (detect), True or
     False; initial_normal: (3,) optional first normal (projected perpendicular to
     the first tangent). Default first frame: for a planar curve B is the plane's
     normal (so 2D curves get B = +z and N the left normal), otherwise the course's
@@ -142,9 +143,10 @@ def curve_frames(points, tangents, method="rmf", closed=None, initial_normal=Non
     T = unit_rows(as_3d(tangents))
     if len(p) != len(T) or len(p) < 1:
         raise ValueError("points and tangents must have the same number of rows (>= 1)")
-    if np.any(np.linalg.norm(T, axis=1) == 0):
-        raise ValueError("zero tangent: the curve stops at a sample (use curve sampling "
-                         "helpers, which fall back to the second derivative)")
+    zero = np.flatnonzero(~(np.linalg.norm(T, axis=1) > 0))
+    if zero.size:
+        raise ValueError(f"zero tangent at sample {zero[0]}: the curve stops there "
+                         "(do control points coincide?)")
     n0 = _initial_normal(p, T[0], initial_normal)
     N = np.empty_like(p)
     B = np.empty_like(p)

@@ -10,8 +10,9 @@ JSON layout::
 import json
 
 import numpy as np
+from userio.outputs import write_bytes_atomic
 
-from .errors import CurveFileError
+from .errors import CurveFileError, parse_json_text, read_text_file
 from .io_spline import read_spline
 
 
@@ -20,13 +21,7 @@ def read_patch_json(path):
 
     Errors (``CurveFileError``) name the file and the JSON field, e.g. ``patches[3]``.
     """
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as e:
-        raise CurveFileError(path, None, f"cannot read: {e.strerror or e}") from None
-    except json.JSONDecodeError as e:
-        raise CurveFileError(path, e.lineno, f"invalid JSON: {e.msg}") from None
+    data = parse_json_text(read_text_file(path), path)
     if not isinstance(data, dict) or "patches" not in data:
         raise CurveFileError(path, None, "expected an object with a 'patches' list")
     basis = data.get("basis", "bezier")
@@ -38,9 +33,12 @@ def read_patch_json(path):
     out = np.empty((len(raw), 16, 3))
     for k, patch in enumerate(raw):
         try:
-            arr = np.array(patch, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise CurveFileError(path, None, f"patches[{k}]: not a list of numbers") from None
+            arr = np.array(patch)
+        except (TypeError, ValueError, RecursionError):      # ragged or nested too deeply
+            arr = None
+        if arr is None or arr.dtype.kind not in "iuf":
+            raise CurveFileError(path, None, f"patches[{k}]: not a list of numbers")
+        arr = arr.astype(np.float64)
         if arr.shape not in ((16, 3), (4, 4, 3)):
             raise CurveFileError(path, None, f"patches[{k}]: expected 16 points [x, y, z], "
                                  f"got shape {arr.shape}")
@@ -59,8 +57,7 @@ def write_patch_json(path, patches, basis="bezier", **meta):
     body = ",\n".join("  " + json.dumps([[float(x) for x in p] for p in patch])
                       for patch in P)
     text = json.dumps(head, indent=1)[:-2] + ',\n "patches": [\n' + body + "\n ]\n}\n"
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def read_patches(path):

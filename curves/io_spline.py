@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import CurveFileError, read_text_file
+from .errors import CurveFileError, read_text_file, shown
 
 HEADERS = {
     ("bezier", "curve"): ("bezier", "curve"),
@@ -71,7 +71,7 @@ def parse_spline(text, path="<string>"):
         if header is None:
             words = tuple(w.lower() for w in line.split())
             if words not in HEADERS:
-                raise CurveFileError(path, number, f"unknown header {line!r}; expected "
+                raise CurveFileError(path, number, f"unknown header {shown(line)}; expected "
                                      "'Bezier curve', 'B-Spline curve', 'Bezier patch' "
                                      "or 'B-Spline patch'")
             header = (HEADERS[words], number)
@@ -81,7 +81,7 @@ def parse_spline(text, path="<string>"):
             values = [float(f) for f in fields]
         except ValueError:
             bad = next(f for f in fields if not _is_float(f))
-            raise CurveFileError(path, number, f"{bad!r} is not a number") from None
+            raise CurveFileError(path, number, f"{shown(bad)} is not a number") from None
         if not all(np.isfinite(values)):
             raise CurveFileError(path, number, "coordinates must be finite")
         want = ncoord if ncoord is not None else (3 if header[0][1] == "patch" else None)

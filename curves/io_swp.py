@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .curve import Circle, Curve
-from .errors import CurveFileError, read_text_file
+from .errors import CurveFileError, about, line_error, read_text_file, shown
+from .limits import MAX_STEPS, check_samples, check_steps, check_vertices
 
 CURVE_TYPES = {"bez2": ("bezier", 2), "bez3": ("bezier", 3),
                "bsp2": ("bspline", 2), "bsp3": ("bspline", 3)}
@@ -61,17 +62,44 @@ class SwpFile:
     curves: list = field(default_factory=list)
     surfaces: list = field(default_factory=list)
 
+    def sample(self, c, steps=None):
+        """``Samples`` of curve statement ``c`` with its STEPS (or ``steps``); a curve
+        too large for memory or one that cannot be sampled is an error naming its line."""
+        steps = c.steps if steps is None else steps
+        count = c.curve.segments * steps + 1
+        check_samples(count, f"{c.kind} {shown(c.name)} with {count} samples",
+                      line_error(self.path, c.line))
+        with about(self.path, c.line, f"{c.kind} {shown(c.name)}"):
+            return c.curve.sample(steps)
+
+    @staticmethod
+    def surface_vertices(s):
+        """Number of grid vertices of surface statement ``s`` before welding."""
+        rows = s.profile.curve.segments * s.profile.steps + 1
+        if s.kind == "srev":
+            return rows * (s.steps + 1)
+        return rows * (s.sweep.curve.segments * (s.steps or s.sweep.steps) + 1)
+
     def meshes(self):
-        """[(name, Mesh)] for every surface, sampled with the file's STEPS."""
+        """[(name, Mesh)] for every surface, sampled with the file's STEPS. A surface too
+        large for memory, or one that cannot be built (a profile that crosses the axis),
+        is a :class:`CurveFileError` naming the surface's line."""
         from .surfaces import revolve, sweep
         out = []
         for s in self.surfaces:
-            ps = s.profile.curve.sample(s.profile.steps)
-            if s.kind == "srev":
-                mesh = revolve(ps.points, ps.tangents, s.steps)
-            else:
-                cs = s.sweep.curve.sample(s.steps or s.sweep.steps)
-                mesh = sweep(ps.points, ps.tangents, cs.points, cs.tangents, cs.d1, cs.d2)
+            n = self.surface_vertices(s)
+            check_vertices(n, f"{s.kind} {shown(s.name)} with {n} vertices",
+                           line_error(self.path, s.line))
+            ps = self.sample(s.profile)
+            with about(self.path, s.line, f"{s.kind} {shown(s.name)}"):
+                if s.kind == "srev":
+                    mesh = revolve(ps.points, ps.tangents, s.steps)
+                else:
+                    cs = self.sample(s.sweep, s.steps or s.sweep.steps)
+                    mesh = sweep(ps.points, ps.tangents, cs.points, cs.tangents, cs.d1, cs.d2)
+            if len(mesh.faces) == 0:
+                raise CurveFileError(self.path, s.line, f"{s.kind} {shown(s.name)}: the surface "
+                                     "has no area (its curves collapse to a point)")
             out.append((s.name, mesh))
         return out
 
@@ -105,22 +133,20 @@ class _Tokens:
     def error(self, line, message):
         return CurveFileError(self.path, line, message)
 
-    def integer(self, what, minimum):
+    def integer(self, what, minimum, maximum=None):
         tok, line = self.next(what)
         try:
             value = int(tok)
         except ValueError:
-            raise self.error(line, f"{what}: {tok!r} is not an integer") from None
-        if value < minimum:
-            raise self.error(line, f"{what}: must be >= {minimum}, got {value}")
-        return value
+            raise self.error(line, f"{what}: {shown(tok)} is not an integer") from None
+        return check_steps(value, what, minimum, line_error(self.path, line), hi=maximum)
 
     def number(self, what):
         tok, line = self.next(what)
         try:
             value = float(tok)
         except ValueError:
-            raise self.error(line, f"{what}: {tok!r} is not a number") from None
+            raise self.error(line, f"{what}: {shown(tok)} is not a number") from None
         if not np.isfinite(value):
             raise self.error(line, f"{what}: must be finite, got {tok}")
         return value
@@ -129,7 +155,7 @@ class _Tokens:
         tok, line = self.next(f"'[' to start control point {index + 1}")
         if tok != "[":
             raise self.error(line, f"expected '[' to start control point {index + 1}, "
-                             f"got {tok!r}")
+                             f"got {shown(tok)}")
         values = []
         while True:
             tok, line = self.next("']'")
@@ -138,7 +164,7 @@ class _Tokens:
             try:
                 values.append(float(tok))
             except ValueError:
-                raise self.error(line, f"control point {index + 1}: {tok!r} is not a "
+                raise self.error(line, f"control point {index + 1}: {shown(tok)} is not a "
                                  "number") from None
         if len(values) != dim:
             raise self.error(line, f"control point {index + 1}: expected {dim} numbers "
@@ -157,7 +183,7 @@ def parse_swp(text, path="<string>"):
     def define(name, line, obj):
         if name != ".":
             if name in named:
-                raise tk.error(line, f"name {name!r} is already defined on line "
+                raise tk.error(line, f"name {shown(name)} is already defined on line "
                                f"{named[name].line}")
             named[name] = obj
 
@@ -165,40 +191,42 @@ def parse_swp(text, path="<string>"):
         name, line = tk.next(f"{what} curve name")
         obj = named.get(name)
         if not isinstance(obj, SwpCurve):
-            raise tk.error(line, f"{what} {name!r} is not a curve defined earlier")
+            raise tk.error(line, f"{what} {shown(name)} is not a curve defined earlier")
         return obj, line
 
     while tk.more():
         word, line = tk.next("a statement")
         kind = word.lower()
         if kind not in KEYWORDS:
-            raise tk.error(line, f"unknown type {word!r}; expected one of {', '.join(KEYWORDS)}")
+            raise tk.error(line, f"unknown type {shown(word)}; expected one of "
+                           f"{', '.join(KEYWORDS)}")
         name, _ = tk.next("a name")
         if kind in CURVE_TYPES:
             basis, dim = CURVE_TYPES[kind]
-            steps = tk.integer("STEPS", 1)
+            steps = tk.integer("STEPS", 1, MAX_STEPS)
             count = tk.integer("number of control points", 1)
             pts = np.array([tk.point(dim, i) for i in range(count)], dtype=np.float64)
             if basis == "bezier" and (count < 4 or (count - 1) % 3):
-                raise tk.error(line, f"{kind} {name!r} has {count} control points; a "
+                raise tk.error(line, f"{kind} {shown(name)} has {count} control points; a "
                                "Bezier curve needs 3n+1 (4, 7, 10, ...)")
             if basis == "bspline" and count < 4:
-                raise tk.error(line, f"{kind} {name!r} has {count} control points; a "
+                raise tk.error(line, f"{kind} {shown(name)} has {count} control points; a "
                                "B-spline curve needs at least 4")
             obj = SwpCurve(kind, name, Curve(pts, basis), steps, line)
             out.curves.append(obj)
         elif kind == "circ":
-            steps = tk.integer("STEPS", 3)
+            steps = tk.integer("STEPS", 3, MAX_STEPS)
             radius = tk.number("RADIUS")
             if radius <= 0:
-                raise tk.error(line, f"circ {name!r}: RADIUS must be > 0, got {radius}")
+                raise tk.error(line, f"circ {shown(name)}: RADIUS must be > 0, got {radius}")
             obj = SwpCurve(kind, name, Circle(radius), steps, line)
             out.curves.append(obj)
         elif kind == "srev":
-            steps = tk.integer("STEPS", 3)
+            steps = tk.integer("STEPS", 3, MAX_STEPS)
             profile, pline = lookup("PROFILE")
             if profile.dim != 2:
-                raise tk.error(pline, f"srev {name!r}: PROFILE {profile.name!r} must be a "
+                raise tk.error(pline, f"srev {shown(name)}: PROFILE {shown(profile.name)} "
+                               "must be a "
                                "2D curve")
             obj = SwpSurface(kind, name, profile, None, steps, line)
             out.surfaces.append(obj)
@@ -206,10 +234,11 @@ def parse_swp(text, path="<string>"):
             steps = None
             tok, tline = tk.peek()
             if tok is not None and re.fullmatch(r"[+-]?\d+", tok) and tok not in named:
-                steps = tk.integer("STEPS", 1)
+                steps = tk.integer("STEPS", 1, MAX_STEPS)
             profile, pline = lookup("PROFILE")
             if profile.dim != 2:
-                raise tk.error(pline, f"gcyl {name!r}: PROFILE {profile.name!r} must be a "
+                raise tk.error(pline, f"gcyl {shown(name)}: PROFILE {shown(profile.name)} "
+                               "must be a "
                                "2D curve")
             sweep, _ = lookup("SWEEP")
             obj = SwpSurface(kind, name, profile, sweep, steps, line)

@@ -6,6 +6,7 @@ unit)``; faces wind counter-clockwise seen from the side the normals point to.
 from typing import NamedTuple
 
 import numpy as np
+from userio.outputs import write_bytes_atomic
 
 from ._kernels_mesh import compact, weld_clusters
 
@@ -115,8 +116,8 @@ def is_watertight(faces):
     return len(np.unique(directed, axis=0)) == len(directed)
 
 
-def write_obj(path, mesh, comment=None):
-    """Write ``mesh`` as Wavefront OBJ (``v``, ``vn``, ``f a//a b//b c//c``, 1-based)."""
+def format_obj(mesh, comment=None):
+    """The text of ``mesh`` as Wavefront OBJ (``v``, ``vn``, ``f a//a b//b c//c``, 1-based)."""
     v, f, n = mesh
     lines = []
     if comment:
@@ -127,5 +128,10 @@ def write_obj(path, mesh, comment=None):
         lines += [f"f {a}//{a} {b}//{b} {c}//{c}" for a, b, c in f + 1]
     else:
         lines += [f"f {a} {b} {c}" for a, b, c in f + 1]
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
+
+
+def write_obj(path, mesh, comment=None):
+    """Write ``mesh`` as Wavefront OBJ (see :func:`format_obj`) through a temporary file
+    and a rename: a failure leaves no half-written file."""
+    write_bytes_atomic(path, format_obj(mesh, comment).encode("utf-8"))

@@ -1,6 +1,12 @@
-"""``python -m particles``: see :mod:`particles.cli`."""
+"""``python -m particles``: see ``particles.cli``."""
 import sys
 
-from .cli import main
+from userio.cli import run
 
-sys.exit(main())
+
+def _main():
+    from .cli import main        # imported here: Ctrl-C while importing also exits 130
+    return main()
+
+
+sys.exit(run("particles", _main))

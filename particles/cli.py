@@ -1,26 +1,38 @@
 """Command line: ``python -m particles {simulate,error,energy,stable-dt} ...``.
 
-Bad input prints one line ``particles: error: ...`` and exits with status 2.
+Errors and exit codes are ``userio.cli``'s: bad input prints one line ``particles:
+error: ...`` and exits with status 2, an I/O failure with status 1, Ctrl-C with 130.
+Options, ``--param`` values and every output path are checked before the run; outputs
+are written to temporaries and renamed only when all of them are ready, so a failed
+run changes no file.
 """
-import argparse
 import inspect
+import io
 import json
 import math
 import pathlib
-import sys
 
 import numpy as np
+from userio import cli as ucli
+from userio.limits import check_int, check_number
+from userio.outputs import Outputs
 
-from .cloth import cloth, cloth_mesh
-from .errors import ParticlesError
+from . import limits
+from .cloth import DEFAULTS, cloth, cloth_grid, cloth_mesh
+from .errors import ParticlesError, UnstableSimulationError
 from .integrators import INTEGRATORS, ORDERS, canonical_name
-from .mesh import write_obj
+from .mesh import format_obj
 from .simulate import check_step, simulate, stable_dt_limit
 from .springs import SpringNetwork, chain, pendulum
 from .systems import Circle, DampedSpring
 
 SYSTEMS = {"circle": Circle, "spring": DampedSpring, "pendulum": pendulum, "chain": chain,
            "cloth": cloth}
+
+
+def _item(item):
+    """An option value as it can appear in a one-line message."""
+    return item if item.isprintable() and len(item) <= 80 else limits.short(item, 80)
 
 
 def parse_params(system, items):
@@ -33,24 +45,29 @@ def parse_params(system, items):
     for item in items or ():
         key, sep, text = item.partition("=")
         key = key.strip()
+        where = f"--param {_item(item)}"
         if not sep or not key:
-            raise ParticlesError(f"--param {item}", "expected KEY=VALUE")
+            raise ParticlesError(where, "expected KEY=VALUE")
         if key not in known:
-            raise ParticlesError(f"--param {item}", f"{system} has no parameter {key!r}; "
+            raise ParticlesError(where, f"{system} has no parameter {limits.short(key)}; "
                                  "known: " + ", ".join(known))
         try:
             value = json.loads(text)
         except json.JSONDecodeError:
             value = text
+        except RecursionError:
+            raise ParticlesError(where, "JSON value nested too deeply") from None
+        except ValueError as exc:             # an integer with more than 4300 digits
+            raise ParticlesError(where, str(exc).split(";")[0]) from None
         default = params[key].default
         number = (int, float)
         if isinstance(default, number) and not isinstance(default, bool) and \
                 not (isinstance(value, number) and not isinstance(value, bool)):
-            raise ParticlesError(f"--param {item}", "expected a number")
+            raise ParticlesError(where, "expected a number")
         if isinstance(default, bool) and not isinstance(value, bool):
-            raise ParticlesError(f"--param {item}", "expected true or false")
+            raise ParticlesError(where, "expected true or false")
         if isinstance(default, (tuple, list)) and not isinstance(value, list):
-            raise ParticlesError(f"--param {item}", f"expected a JSON list like "
+            raise ParticlesError(where, f"expected a JSON list like "
                                  f"{json.dumps(list(default))}")
         kwargs[key] = value
     return kwargs
@@ -62,68 +79,137 @@ def make_system(system, params):
         return SYSTEMS[system](**params)
     except ParticlesError:
         raise
-    except (TypeError, ValueError) as exc:
-        raise ParticlesError(f"{system} parameters", str(exc)) from None
+    except (TypeError, ValueError, OverflowError) as exc:
+        text = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise ParticlesError(f"{system} parameters", text[:200]) from None
 
 
-def _check_integrator(name):
+def _check_integrator(name, option="--integrator"):
     try:
         return canonical_name(name)
     except ParticlesError as exc:
-        raise ParticlesError("--integrator", exc.message) from None
+        raise ParticlesError(option, exc.message) from None
+
+
+def _check_tolerances(args):
+    lo, hi = limits.TOL_RANGE
+    for option in ("rtol", "atol"):
+        check_number(getattr(args, option), f"--{option}", lo=lo, hi=hi, error=ParticlesError)
+
+
+def _particles(system, params):
+    """Number of particles a system will have (0 for the ODE systems), from its checked
+    size parameters, before it is built."""
+    if system == "cloth":
+        nx, ny = cloth_grid(params.get("grid", DEFAULTS["grid"]))
+        return nx * ny
+    if system == "chain":
+        default = inspect.signature(chain).parameters["count"].default
+        return limits.count(params.get("count", default), "chain", "count", 1,
+                            limits.MAX_GRID ** 2) + 1
+    return 2 if system == "pendulum" else 0
+
+
+def _mesh_paths(folder, count):
+    return [folder / f"frame_{k:05d}.obj" for k in range(count)]
 
 
 def cmd_simulate(args):
     integ = _check_integrator(args.integrator)
     dt = check_step(args.dt, "--dt")
-    if args.steps < 0:
-        raise ParticlesError("--steps", f"must be >= 0, got {args.steps}")
-    if args.every < 1:
-        raise ParticlesError("--every", f"must be >= 1, got {args.every}")
-    system = make_system(args.system, parse_params(args.system, args.param))
+    _count(args.steps, "--steps", 0, limits.MAX_STEPS)
+    _count(args.every, "--every", 1)
+    _check_tolerances(args)
+    outs = Outputs()
+    out = pathlib.Path(args.output or f"{args.system}.npz")
+    outs.add(out, "-o", (".npz",))
+    if args.mesh_dir:
+        if args.system != "cloth":
+            raise ParticlesError("--mesh-dir", "meshes are written for cloth only")
+        folder = pathlib.Path(args.mesh_dir)
+        if folder.exists() and not folder.is_dir():
+            raise ParticlesError("--mesh-dir", "is a file, not a folder", file=str(folder))
+    params = parse_params(args.system, args.param)
+    count = args.steps // args.every + 1 + (1 if args.steps % args.every else 0)
+    particles = _particles(args.system, params)
+    n = 6 * particles if particles else 2
+    nbytes = 4 * count * (n + 2) * 8                    # states, positions/velocities, npz
+    if args.mesh_dir:
+        nbytes += count * 150 * particles               # OBJ text: v, vn, two faces each
+    limits.memory(nbytes, "simulate", f"{count} recorded states of {n} numbers"
+                  + (" and their OBJ meshes" if args.mesh_dir else ""))
+    system = make_system(args.system, params)
+    frames = _mesh_paths(pathlib.Path(args.mesh_dir), count) if args.mesh_dir else []
+    for path in frames:
+        outs.add(path, "--mesh-dir")
     options = {"rtol": args.rtol, "atol": args.atol} if integ == "rk45" else {}
     t, states = simulate(system, integ, dt, args.steps, every=args.every, **options)
-    out = pathlib.Path(args.output or f"{args.system}.npz")
     data = {"t": t, "states": states, "system": args.system, "integrator": integ, "dt": dt,
             "energy": np.array([system.energy(x) for x in states])}
     if isinstance(system, SpringNetwork):
-        n = system.n
-        data["positions"] = states[:, :3 * n].reshape(len(states), n, 3)
-        data["velocities"] = states[:, 3 * n:].reshape(len(states), n, 3)
+        data["positions"] = states[:, :3 * system.n].reshape(len(states), system.n, 3)
+        data["velocities"] = states[:, 3 * system.n:].reshape(len(states), system.n, 3)
         data["pinned"] = ~system.free
         data["springs"] = system.springs
     if args.system == "cloth":
         data["faces"] = system.faces
         data["grid"] = np.array(system.grid)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out, **data)
+    for key, value in data.items():                  # states are checked by simulate()
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f" and \
+                not np.all(np.isfinite(value)):
+            name = {"t": "times", "energy": "energies"}.get(key, key)
+            raise ParticlesError("simulate", f"the recorded {name} are not finite (--dt or "
+                                 "parameter values too large)")
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **data)
+    outs.set(out, buf.getvalue())
+    for path, x in zip(frames, states):
+        outs.set(path, format_obj(*cloth_mesh(system, x)).encode("utf-8"))
+    outs.commit()
     print(f"{args.system}: {args.steps} steps of {integ} at dt={dt:g} to t={t[-1]:g} s; "
           f"{len(t)} states -> {out}")
-    if args.mesh_dir:
-        if args.system != "cloth":
-            raise ParticlesError("--mesh-dir", "meshes are written for cloth only")
-        folder = pathlib.Path(args.mesh_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        for k, x in enumerate(states):
-            write_obj(folder / f"frame_{k:05d}.obj", *cloth_mesh(system, x))
-        print(f"{len(states)} OBJ meshes with smooth normals -> {folder}/frame_*.obj")
+    if frames:
+        print(f"{len(frames)} OBJ meshes with smooth normals -> {args.mesh_dir}/frame_*.obj")
     return 0
+
+
+def _count(value, option, lo, hi=None):
+    return check_int(value, option, lo, hi, error=ParticlesError)
 
 
 def _integrator_list(text):
     if not text:
         return None
-    return [_check_integrator(n.strip()) for n in text.split(",") if n.strip()]
+    names = [_check_integrator(n.strip(), "--integrators") for n in text.split(",") if n.strip()]
+    if not names:
+        raise ParticlesError("--integrators", f"no integrator names in {_item(text)!r}")
+    return names
+
+
+def _study_outputs(args):
+    outs = Outputs()
+    out = pathlib.Path(args.output)
+    outs.add(out, "-o", (".png",))
+    numbers = pathlib.Path(args.json) if args.json else out.with_suffix(".json")
+    outs.add(numbers, "--json", (".json",))
+    return outs, out, numbers
+
+
+def _write_study(outs, out, numbers, result, plot):
+    from .study import json_text
+    buf = io.BytesIO()
+    plot(result, buf)
+    outs.set(out, buf.getvalue())
+    outs.set(numbers, json_text(result).encode("utf-8"))
+    outs.commit()
 
 
 def cmd_error(args):
-    from .study import convergence, plot_convergence, write_json
-    result = convergence(args.system, _integrator_list(args.integrators))
-    out = pathlib.Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    plot_convergence(result, out)
-    numbers = pathlib.Path(args.json) if args.json else out.with_suffix(".json")
-    write_json(result, numbers)
+    from .study import convergence, plot_convergence
+    integrators = _integrator_list(args.integrators)
+    outs, out, numbers = _study_outputs(args)
+    result = convergence(args.system, integrators)
+    _write_study(outs, out, numbers, result, plot_convergence)
     print(f"{args.system}: global error at T={result['T']:g} s against {result['reference']}")
     print(f"{'integrator':18s} {'measured':>8s} {'theory':>6s}")
     for name, r in result["integrators"].items():
@@ -133,17 +219,13 @@ def cmd_error(args):
 
 
 def cmd_energy(args):
-    from .study import energy_drift, plot_energy, write_json
+    from .study import energy_drift, plot_energy
     dt = check_step(args.dt, "--dt")
-    if args.steps < 1:
-        raise ParticlesError("--steps", f"must be >= 1, got {args.steps}")
-    result = energy_drift(args.system, _integrator_list(args.integrators), dt=dt,
-                          steps=args.steps)
-    out = pathlib.Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    plot_energy(result, out)
-    numbers = pathlib.Path(args.json) if args.json else out.with_suffix(".json")
-    write_json(result, numbers)
+    _count(args.steps, "--steps", 1, limits.MAX_STEPS)
+    integrators = _integrator_list(args.integrators)
+    outs, out, numbers = _study_outputs(args)
+    result = energy_drift(args.system, integrators, dt=dt, steps=args.steps)
+    _write_study(outs, out, numbers, result, plot_energy)
     print(f"{args.system}: relative energy error after {args.steps} steps of dt={dt:g}")
     for name, r in result["integrators"].items():
         print(f"{name:18s} final {r['rel_error'][-1]:10.3e}  max {max(r['rel_error']):10.3e}")
@@ -153,10 +235,26 @@ def cmd_energy(args):
 
 def cmd_stable_dt(args):
     integ = _check_integrator(args.integrator)
+    lo = check_step(args.lo, "--lo")
+    hi = check_step(args.hi, "--hi")
+    duration = check_number(args.duration, "--duration", lo=0.0, lo_open=True,
+                            error=ParticlesError)
+    if not hi > lo:
+        raise ParticlesError("--hi", f"must be greater than --lo ({lo:g}), got {hi:g}")
+    if duration / lo > limits.MAX_STEPS:
+        raise ParticlesError("--lo", f"--duration / --lo = {duration / lo:.3g} steps is more "
+                             f"than {limits.MAX_STEPS}; raise --lo or lower --duration")
     system = make_system(args.system, parse_params(args.system, args.param))
     if not isinstance(system, SpringNetwork):
         raise ParticlesError("stable-dt", "works on spring networks (pendulum, chain, cloth)")
-    lo, hi = stable_dt_limit(system, integ, args.duration, args.lo, args.hi)
+    try:
+        lo, hi = stable_dt_limit(system, integ, duration, lo, hi)
+    except UnstableSimulationError:
+        raise
+    except ParticlesError as exc:
+        if "unstable already" in exc.message:
+            raise ParticlesError("--lo", exc.message) from None
+        raise
     extra = "" if math.isfinite(hi) else " (stable up to --hi)"
     print(f"{args.system} with {integ}: stable at dt={lo:.4g}, unstable at dt={hi:.4g}{extra}")
     return 0
@@ -164,27 +262,30 @@ def cmd_stable_dt(args):
 
 def build_parser():
     names = ", ".join(f"{n} (order {ORDERS[n]})" for n in INTEGRATORS)
-    p = argparse.ArgumentParser(
-        prog="python -m particles",
-        description="Particle-system simulation: run systems, study integrator error.",
-        epilog=f"Integrators: {names}.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = ucli.parser("python -m particles",
+                    "Particle-system simulation: run systems, study integrator error.",
+                    epilog=f"Integrators: {names}.")
+    sub = ucli.subparsers(p, dest="command", required=True, metavar="COMMAND")
+    tol_lo, tol_hi = limits.TOL_RANGE
 
     s = sub.add_parser("simulate", help="run a system and write its states (npz)",
                        description="Run a system and write its states to an .npz file "
                        "(t, states, energy; positions/velocities for particle systems; "
                        "faces for cloth).")
     s.add_argument("system", choices=list(SYSTEMS), help="system to simulate")
-    s.add_argument("--integrator", default="rk4", help="integrator name (default rk4)")
-    s.add_argument("--dt", type=float, default=0.005, help="step size in s (default 0.005)")
-    s.add_argument("--steps", type=int, default=1000, help="number of steps (default 1000)")
-    s.add_argument("--every", type=int, default=1, help="keep every K-th state (default 1)")
+    s.add_argument("--integrator", default="rk4", help="integrator name")
+    s.add_argument("--dt", type=float, default=0.005, help="step size in s")
+    s.add_argument("--steps", type=int, default=1000,
+                   help=f"number of steps, 0..{limits.MAX_STEPS}")
+    s.add_argument("--every", type=int, default=1, help="keep every K-th state")
     s.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="system parameter, JSON value, repeatable "
                         "(e.g. --param grid=[32,32] --param pin=corners)")
-    s.add_argument("--rtol", type=float, default=1e-6, help="rk45 relative tolerance")
-    s.add_argument("--atol", type=float, default=1e-9, help="rk45 absolute tolerance")
-    s.add_argument("-o", "--output", help="output .npz (default SYSTEM.npz)")
+    s.add_argument("--rtol", type=float, default=1e-6,
+                   help=f"rk45 relative tolerance, {tol_lo:g}..{tol_hi:g}")
+    s.add_argument("--atol", type=float, default=1e-9,
+                   help=f"rk45 absolute tolerance, {tol_lo:g}..{tol_hi:g}")
+    s.add_argument("-o", "--output", help="output .npz file (when not given: SYSTEM.npz)")
     s.add_argument("--mesh-dir", help="cloth: also write each kept state as "
                    "DIR/frame_NNNNN.obj with smooth normals")
     s.set_defaults(func=cmd_simulate)
@@ -193,45 +294,47 @@ def build_parser():
                        description="Global error at T against step size for every "
                        "integrator (log-log, fitted slopes in the legend), plus a JSON file "
                        "with the numbers.")
-    e.add_argument("--system", required=True, choices=["circle", "spring", "pendulum"])
-    e.add_argument("-o", "--output", required=True, help="output PNG")
-    e.add_argument("--json", help="numbers as JSON (default: OUTPUT with .json)")
-    e.add_argument("--integrators", help="comma-separated subset (default: all)")
+    e.add_argument("--system", required=True, choices=["circle", "spring", "pendulum"],
+                   help="the system whose closed form (or scipy reference) is compared")
+    e.add_argument("-o", "--output", required=True, help="output PNG (.png)")
+    e.add_argument("--json", help="numbers as JSON (when not given: OUTPUT with .json)")
+    e.add_argument("--integrators", help="comma-separated subset (when not given: all)")
     e.set_defaults(func=cmd_error)
 
     g = sub.add_parser("energy", help="plot energy drift over a long run",
                        description="Relative energy error over a long run of each "
                        "integrator on a conservative system.")
     g.add_argument("--system", default="oscillator",
-                   choices=["circle", "oscillator", "pendulum"])
-    g.add_argument("--dt", type=float, default=0.01, help="step size (default 0.01)")
-    g.add_argument("--steps", type=int, default=100_000, help="steps (default 100000)")
-    g.add_argument("-o", "--output", required=True, help="output PNG")
-    g.add_argument("--json", help="numbers as JSON (default: OUTPUT with .json)")
-    g.add_argument("--integrators", help="comma-separated subset (default: all)")
+                   choices=["circle", "oscillator", "pendulum"], help="conservative system")
+    g.add_argument("--dt", type=float, default=0.01, help="step size in s")
+    g.add_argument("--steps", type=int, default=100_000,
+                   help=f"steps, 1..{limits.MAX_STEPS}")
+    g.add_argument("-o", "--output", required=True, help="output PNG (.png)")
+    g.add_argument("--json", help="numbers as JSON (when not given: OUTPUT with .json)")
+    g.add_argument("--integrators", help="comma-separated subset (when not given: all)")
     g.set_defaults(func=cmd_energy)
 
     d = sub.add_parser("stable-dt", help="bisect for an integrator's largest stable dt",
                        description="Bisect for the largest step at which a spring network "
                        "stays finite with speeds below 100 m/s for DURATION seconds.")
-    d.add_argument("system", choices=["pendulum", "chain", "cloth"])
-    d.add_argument("--integrator", default="rk4")
-    d.add_argument("--duration", type=float, default=1.0, help="simulated seconds (default 1)")
-    d.add_argument("--lo", type=float, default=1e-5, help="a stable dt (default 1e-5)")
-    d.add_argument("--hi", type=float, default=0.1, help="upper end of the search (0.1)")
+    d.add_argument("system", choices=["pendulum", "chain", "cloth"],
+                   help="spring network to test")
+    d.add_argument("--integrator", default="rk4", help="integrator name")
+    d.add_argument("--duration", type=float, default=1.0, help="simulated seconds")
+    d.add_argument("--lo", type=float, default=1e-5, help="a stable dt in s")
+    d.add_argument("--hi", type=float, default=0.1, help="upper end of the search in s")
     d.add_argument("--param", action="append", metavar="KEY=VALUE", help="as for simulate")
     d.set_defaults(func=cmd_stable_dt)
     return p
 
 
-def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
+def _run(args):
+    with np.errstate(all="ignore"):            # results are checked; no warnings on stderr
         return args.func(args)
-    except ParticlesError as exc:
-        print(f"particles: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"particles: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 2
+
+
+def main(argv=None):
+    """Run the command line; returns the exit status (argparse exits itself on bad
+    arguments, with status 2)."""
+    args = build_parser().parse_args(argv)
+    return ucli.run("particles", _run, args)

@@ -10,10 +10,9 @@ Particle ``(i, j)`` (``i`` across, ``j`` up the cloth) has index ``j * nx + i``.
 Springs: structural to the 4-neighbours, shear along both cell diagonals, flex (bending)
 to the neighbours two apart. Rest lengths are the initial (flat) distances.
 """
-import math
-
 import numpy as np
 
+from . import limits
 from .errors import ParticlesError
 from .mesh import vertex_normals
 from .springs import SpringNetwork, _vec3
@@ -93,12 +92,29 @@ def pinned_indices(nx, ny, pin):
             return top + np.arange(nx)
         raise ParticlesError("cloth", f"pin: unknown mode {pin!r}; choose from "
                              + ", ".join(PIN_MODES) + " or a list of [i, j]")
-    ij = np.asarray(pin, dtype=np.int64).reshape(-1, 2)
+    if not isinstance(pin, (list, tuple)) or not all(
+            isinstance(p, (list, tuple)) and len(p) == 2 for p in pin):
+        raise ParticlesError("cloth", f"pin: expected a mode ({', '.join(PIN_MODES)}) or a "
+                             f"list of [i, j], got {limits.short(pin)}")
+    ij = np.array([[limits.count(v, "cloth", "pin", -2**62, 2**62) for v in p] for p in pin],
+                  dtype=np.int64).reshape(-1, 2)
     bad = (ij[:, 0] < 0) | (ij[:, 0] >= nx) | (ij[:, 1] < 0) | (ij[:, 1] >= ny)
     if np.any(bad):
         raise ParticlesError("cloth", f"pin: [i, j] = {ij[np.argmax(bad)].tolist()} is "
                              f"outside the {nx} x {ny} grid")
     return ij[:, 1] * nx + ij[:, 0]
+
+
+def cloth_grid(grid):
+    """``(nx, ny)`` from a cloth's ``grid`` parameter, checked: two integers in
+    [2, ``limits.MAX_GRID``] whose cloth fits in memory."""
+    if not isinstance(grid, (list, tuple)) or len(grid) != 2:
+        raise ParticlesError("cloth", f"grid: expected two integers, got {limits.short(grid)}")
+    nx, ny = (limits.count(g, "cloth", "grid", 0, limits.MAX_GRID) for g in grid)
+    if nx < 2 or ny < 2:
+        raise ParticlesError("cloth", f"grid: needs at least 2 x 2 particles, got {nx} x {ny}")
+    limits.memory(nx * ny * limits.PARTICLE_BYTES, "cloth", f"grid: a {nx} x {ny} cloth")
+    return nx, ny
 
 
 def cloth(grid=DEFAULTS["grid"], size=DEFAULTS["size"], mass=DEFAULTS["mass"],
@@ -120,20 +136,21 @@ def cloth(grid=DEFAULTS["grid"], size=DEFAULTS["size"], mass=DEFAULTS["mass"],
 
     The result has extra attributes ``grid`` and ``faces`` (see :func:`grid_triangles`).
     """
-    try:
-        nx, ny = (int(g) for g in grid)
-    except (TypeError, ValueError):
-        raise ParticlesError("cloth", f"grid: expected two integers, got {grid!r}") from None
-    if nx < 2 or ny < 2:
-        raise ParticlesError("cloth", f"grid: needs at least 2 x 2 particles, got {nx} x {ny}")
-    size = np.asarray(size, dtype=np.float64)
-    if size.shape != (2,) or not np.all(np.isfinite(size)) or np.any(size <= 0):
-        raise ParticlesError("cloth", f"size: expected two numbers > 0, got {size.tolist()}")
+    nx, ny = cloth_grid(grid)
+    if not isinstance(size, (list, tuple)) or len(size) != 2:
+        raise ParticlesError("cloth", f"size: expected two numbers > 0, got {limits.short(size)}")
+    size = np.array([limits.number(v, "cloth", "size", lo=0.0, lo_open=True) for v in size])
     if layout not in ("vertical", "horizontal"):
         raise ParticlesError("cloth", f"layout: must be 'vertical' or 'horizontal', got "
-                             f"{layout!r}")
-    if not (math.isfinite(mass) and mass > 0):
-        raise ParticlesError("cloth", f"mass: must be > 0, got {mass}")
+                             f"{limits.short(layout)}")
+    mass = limits.number(mass, "cloth", "mass", lo=0.0, lo_open=True)
+    stiffness, shear_stiffness, flex_stiffness, damping, drag, wind_coeff, sphere_margin = (
+        limits.number(v, "cloth", name, lo=0.0) for name, v in (
+            ("stiffness", stiffness), ("shear_stiffness", shear_stiffness),
+            ("flex_stiffness", flex_stiffness), ("damping", damping), ("drag", drag),
+            ("wind_coeff", wind_coeff), ("sphere_margin", sphere_margin)))
+    friction = limits.number(friction, "cloth", "friction", lo=0.0, hi=1.0)
+    cg_tol = limits.number(cg_tol, "cloth", "cg_tol", lo=0.0, lo_open=True)
     center = _vec3("cloth", "center", center)
     if np.any(_vec3("cloth", "wind", wind) != 0) and not wind_coeff:
         raise ParticlesError("cloth", "wind: has no effect with wind_coeff = 0; give "
@@ -145,10 +162,12 @@ def cloth(grid=DEFAULTS["grid"], size=DEFAULTS["size"], mass=DEFAULTS["mass"],
                         np.full(len(flex), float(flex_stiffness))])
     collider = None
     if sphere is not None:
+        if not isinstance(sphere, (list, tuple)) or len(sphere) != 2:
+            raise ParticlesError("cloth", "sphere: expected [center, radius], got "
+                                 f"{limits.short(sphere)}")
         s_center, s_radius = sphere
-        if not (math.isfinite(float(s_radius)) and float(s_radius) > 0):
-            raise ParticlesError("cloth", f"sphere radius: must be > 0, got {s_radius}")
-        collider = (s_center, float(s_radius) + float(sphere_margin), friction)
+        s_radius = limits.number(s_radius, "cloth", "sphere radius", lo=0.0, lo_open=True)
+        collider = (s_center, s_radius + sphere_margin, friction)
     faces = grid_triangles(nx, ny)
     net = SpringNetwork(grid_positions(nx, ny, size, layout, center), springs,
                         stiffness=k, damping=damping, mass=mass / (nx * ny),

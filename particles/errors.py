@@ -8,19 +8,16 @@ names the offending parameter, e.g.::
 A simulation whose state stops being finite (an explicit integrator run above its stable
 step size) raises :class:`UnstableSimulationError`, a subclass, naming the step and time.
 """
+from userio.errors import UserError
 
 
-class ParticlesError(ValueError):
-    """Bad input to a particles function. ``where`` is the function/parameter name."""
+class ParticlesError(UserError):
+    """Bad input to a particles function. ``where`` is the function/parameter name;
+    ``file`` the user's file, when the value came from one (None otherwise). A
+    :class:`userio.UserError`: the command line prints it on one line, exit status 2."""
 
-    def __init__(self, where, message):
-        self.where = where
-        self.message = message
-        super().__init__(str(self))
-
-    def __str__(self):
-        parts = [p for p in (self.where, self.message) if p]
-        return ": ".join(str(p) for p in parts)
+    def __init__(self, where, message, file=None):
+        super().__init__(where, message, file=file)
 
 
 class UnstableSimulationError(ParticlesError):

@@ -1,5 +1,6 @@
 """Triangle-mesh helpers for cloth output: smooth normals and OBJ files."""
 import numpy as np
+from userio.outputs import write_bytes_atomic
 
 
 def vertex_normals(vertices, faces):
@@ -25,8 +26,8 @@ def vertex_normals(vertices, faces):
     return vn
 
 
-def write_obj(path, vertices, faces, normals=None):
-    """Write a Wavefront OBJ (``v``, optional ``vn``, ``f`` with 1-based indices)."""
+def format_obj(vertices, faces, normals=None):
+    """The text of a Wavefront OBJ (``v``, optional ``vn``, ``f`` with 1-based indices)."""
     v = np.asarray(vertices, dtype=np.float64)
     f = np.asarray(faces, dtype=np.int64) + 1
     lines = [f"# {len(v)} vertices, {len(f)} triangles (particles.mesh.write_obj)"]
@@ -36,5 +37,10 @@ def write_obj(path, vertices, faces, normals=None):
         lines += [f"f {a}//{a} {b}//{b} {c}//{c}" for a, b, c in f]
     else:
         lines += [f"f {a} {b} {c}" for a, b, c in f]
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
+
+
+def write_obj(path, vertices, faces, normals=None):
+    """Write a Wavefront OBJ (see :func:`format_obj`) through a temporary file and a
+    rename: a failure leaves no half-written file."""
+    write_bytes_atomic(path, format_obj(vertices, faces, normals).encode("utf-8"))

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from . import limits
 from .errors import ParticlesError, UnstableSimulationError
 from .integrators import canonical_name, get_integrator
 
@@ -37,11 +38,9 @@ def simulate(system, integrator="rk4", dt=0.005, steps=100, *, x0=None, t0=0.0, 
     dt = check_step(dt)
     step = get_integrator(integrator)
     name = canonical_name(integrator)
-    if int(steps) != steps or steps < 0:
-        raise ParticlesError("simulate", f"steps: must be an integer >= 0, got {steps}")
-    if int(every) != every or every < 1:
-        raise ParticlesError("simulate", f"every: must be an integer >= 1, got {every}")
-    steps, every = int(steps), int(every)
+    steps = limits.count(steps, "simulate", "steps", 0, limits.MAX_STEPS)
+    every = limits.count(every, "simulate", "every", 1)
+    t0 = limits.number(t0, "simulate", "t0")
     if x0 is None:
         if not hasattr(system, "initial_state"):
             raise ParticlesError("simulate", "x0: required for a plain derivative function")
@@ -51,6 +50,8 @@ def simulate(system, integrator="rk4", dt=0.005, steps=100, *, x0=None, t0=0.0, 
         raise ParticlesError("simulate", f"x0: must be a finite 1-D array, got shape {x.shape}")
     constrain = getattr(system, "constrain", None)
     count = steps // every + 1 + (1 if steps % every else 0)
+    limits.memory(count * (x.shape[0] + 1) * 8, "simulate",
+                  f"{count} recorded states of {x.shape[0]} numbers")
     times = np.empty(count)
     states = np.empty((count, x.shape[0]))
     times[0], states[0] = t0, x
@@ -82,7 +83,10 @@ def max_speed(system, states):
 def is_stable(system, integrator, dt, duration, speed_limit=100.0):
     """Does a spring network stay finite with all speeds below ``speed_limit`` (m/s) when
     simulated for ``duration`` seconds at step ``dt``?"""
-    steps = max(1, int(round(duration / dt)))
+    steps = max(1, int(round(duration / dt))) if duration / dt < 1e18 else math.inf
+    if steps > limits.MAX_STEPS:
+        raise ParticlesError("is_stable", f"duration / dt = {duration / dt:.3g} steps is more "
+                             f"than {limits.MAX_STEPS}")
     try:
         _, states = simulate(system, integrator, dt, steps, every=max(1, steps // 200),
                              limit=1e6)
@@ -97,6 +101,11 @@ def stable_dt_limit(system, integrator, duration, lo, hi, rel=0.03, speed_limit=
     Returns ``(dt_stable, dt_unstable)``, the bracket after bisection; ``lo`` must be
     stable. ``dt_unstable`` is ``inf`` when even ``hi`` is stable.
     """
+    lo = check_step(lo, "stable_dt_limit: lo")
+    hi = check_step(hi, "stable_dt_limit: hi")
+    duration = limits.number(duration, "stable_dt_limit", "duration", lo=0.0, lo_open=True)
+    if not hi > lo:
+        raise ParticlesError("stable_dt_limit", f"hi ({hi:g}) must be greater than lo ({lo:g})")
     if not is_stable(system, integrator, lo, duration, speed_limit):
         raise ParticlesError("stable_dt_limit", f"{integrator} is unstable already at dt={lo}")
     if is_stable(system, integrator, hi, duration, speed_limit):

@@ -11,20 +11,32 @@ import math
 
 import numpy as np
 
-from . import kernels
+from . import kernels, limits
 from .errors import ParticlesError
 from .systems import System
 
 
+def _floats(where, name, value):
+    """``value`` as a float64 array; anything that is not numbers is a ParticlesError."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        arr = None
+    if arr is None or (isinstance(value, (list, tuple)) and any(isinstance(v, (bool, str))
+                                                                for v in value)):
+        raise ParticlesError(where, f"{name}: expected numbers, got {limits.short(value)}")
+    return arr
+
+
 def _vec3(where, name, value):
-    arr = np.asarray(value, dtype=np.float64)
+    arr = _floats(where, name, value)
     if arr.shape != (3,) or not np.all(np.isfinite(arr)):
-        raise ParticlesError(where, f"{name}: must be 3 finite numbers, got {value!r}")
+        raise ParticlesError(where, f"{name}: must be 3 finite numbers, got {limits.short(value)}")
     return arr
 
 
 def _per_item(where, name, value, count, allow_zero):
-    arr = np.asarray(value, dtype=np.float64)
+    arr = _floats(where, name, value)
     if arr.ndim == 0:
         arr = np.full(count, float(arr))
     if arr.shape != (count,):
@@ -98,13 +110,9 @@ class SpringNetwork(System):
             free[idx] = False
         self.free = free
         self.gravity = _vec3(where, "gravity", gravity)
-        self.drag = float(drag)
-        if not (math.isfinite(self.drag) and self.drag >= 0):
-            raise ParticlesError(where, f"drag: must be a finite number >= 0, got {drag}")
+        self.drag = limits.number(drag, where, "drag", lo=0.0)
         self.wind = _vec3(where, "wind", wind)
-        self.wind_coeff = float(wind_coeff)
-        if not (math.isfinite(self.wind_coeff) and self.wind_coeff >= 0):
-            raise ParticlesError(where, f"wind_coeff: must be >= 0, got {wind_coeff}")
+        self.wind_coeff = limits.number(wind_coeff, where, "wind_coeff", lo=0.0)
         tri = np.zeros((0, 3), np.int64) if triangles is None else \
             np.ascontiguousarray(np.asarray(triangles, dtype=np.int64).reshape(-1, 3))
         if tri.size and (tri.min() < 0 or tri.max() >= n):
@@ -112,19 +120,18 @@ class SpringNetwork(System):
         self.triangles = tri
         self.sphere = None
         if sphere is not None:
+            if not isinstance(sphere, (list, tuple)) or len(sphere) != 3:
+                raise ParticlesError(where, "sphere: expected (center, radius, friction), got "
+                                     f"{limits.short(sphere)}")
             center, radius, friction = sphere
             center = _vec3(where, "sphere center", center)
-            radius, friction = float(radius), float(friction)
-            if not (math.isfinite(radius) and radius > 0):
-                raise ParticlesError(where, f"sphere radius: must be > 0, got {radius}")
-            if not (0.0 <= friction <= 1.0):
-                raise ParticlesError(where, f"sphere friction: must be in [0, 1], got "
-                                     f"{friction}")
+            radius = limits.number(radius, where, "sphere radius", lo=0.0, lo_open=True)
+            friction = limits.number(friction, where, "sphere friction", lo=0.0, hi=1.0)
             self.sphere = (center, radius, friction)
         self.springs = np.ascontiguousarray(sp)
         self.n = n
         self.split = 3 * n
-        self.cg_tol = float(cg_tol)
+        self.cg_tol = limits.number(cg_tol, where, "cg_tol", lo=0.0, lo_open=True)
         self.cg_maxiter = int(cg_maxiter)
         self.last_cg = (0, 0.0)
         self.warm_start = True
@@ -213,6 +220,16 @@ class SpringNetwork(System):
         return kinetic + elastic + potential
 
 
+def _scalars(where, stiffness, mass, drag, damping, gravity):
+    """The common parameters of :func:`pendulum` and :func:`chain`, checked under the
+    factory's name."""
+    return (limits.number(stiffness, where, "stiffness", lo=0.0),
+            limits.number(mass, where, "mass", lo=0.0, lo_open=True),
+            limits.number(drag, where, "drag", lo=0.0),
+            limits.number(damping, where, "damping", lo=0.0),
+            _vec3(where, "gravity", gravity))
+
+
 def pendulum(length=1.0, stiffness=100.0, mass=1.0, angle=45.0, drag=0.0, damping=0.0,
              gravity=(0.0, -9.81, 0.0)):
     """The course's pendulum: a bob on a spring hanging from a pinned anchor at the origin.
@@ -221,9 +238,10 @@ def pendulum(length=1.0, stiffness=100.0, mass=1.0, angle=45.0, drag=0.0, dampin
     anchor, ``angle`` degrees from straight down, swinging in the xy plane. Two particles:
     index 0 is the anchor (pinned), index 1 the bob of ``mass`` kg.
     """
-    if not (math.isfinite(length) and length > 0):
-        raise ParticlesError("pendulum", f"length: must be > 0, got {length}")
-    a = math.radians(angle)
+    length = limits.number(length, "pendulum", "length", lo=0.0, lo_open=True)
+    a = math.radians(limits.number(angle, "pendulum", "angle"))
+    stiffness, mass, drag, damping, gravity = _scalars("pendulum", stiffness, mass, drag,
+                                                       damping, gravity)
     q = np.array([[0.0, 0.0, 0.0], [length * math.sin(a), -length * math.cos(a), 0.0]])
     net = SpringNetwork(q, [[0, 1]], stiffness=stiffness, damping=damping, mass=mass,
                         pinned=[0], gravity=gravity, drag=drag)
@@ -239,16 +257,18 @@ def chain(count=5, segment=0.2, stiffness=200.0, mass=0.1, drag=0.05, damping=0.
     ``horizontal=True`` lays the chain along +x so it falls and swings; ``False`` hangs it
     straight down (along -y) at the springs' rest lengths.
     """
-    count = int(count)
-    if count < 1:
-        raise ParticlesError("chain", f"count: must be >= 1, got {count}")
-    if not (math.isfinite(segment) and segment > 0):
-        raise ParticlesError("chain", f"segment: must be > 0, got {segment}")
+    count = limits.count(count, "chain", "count", 1, limits.MAX_GRID ** 2)
+    segment = limits.number(segment, "chain", "segment", lo=0.0, lo_open=True)
+    stiffness, mass, drag, damping, gravity = _scalars("chain", stiffness, mass, drag,
+                                                       damping, gravity)
+    if horizontal not in (True, False) or not isinstance(horizontal, (bool, int, np.bool_)):
+        raise ParticlesError("chain", f"horizontal: must be true or false, got "
+                             f"{limits.short(horizontal)}")
     q = np.zeros((count + 1, 3))
     axis = 0 if horizontal else 1
     q[:, axis] = np.arange(count + 1) * segment * (1.0 if horizontal else -1.0)
     springs = np.stack([np.arange(count), np.arange(1, count + 1)], axis=1)
-    masses = np.full(count + 1, float(mass))
+    masses = np.full(count + 1, mass)
     net = SpringNetwork(q, springs, stiffness=stiffness, damping=damping, mass=masses,
                         pinned=[0], gravity=gravity, drag=drag)
     net.name = "chain"

@@ -12,9 +12,12 @@ import json
 import math
 
 import numpy as np
+from userio.outputs import write_bytes_atomic
 
+from . import limits
 from .errors import ParticlesError
 from .integrators import INTEGRATORS, ORDERS, get_integrator, rk45_solve
+from .simulate import check_step
 from .springs import pendulum
 from .systems import Circle, DampedSpring
 
@@ -141,6 +144,9 @@ def energy_drift(name, integrators=None, dt=0.01, steps=100_000, samples=1000,
     sample times instead of fixed steps.
     """
     system = energy_system(name)
+    dt = check_step(dt, "energy study: dt")
+    steps = limits.count(steps, "energy study", "steps", 1, limits.MAX_STEPS)
+    samples = limits.count(samples, "energy study", "samples", 1, limits.MAX_STEPS)
     x0 = system.initial_state()
     e0 = system.energy(x0)
     every = max(1, steps // samples)
@@ -163,7 +169,7 @@ def energy_drift(name, integrators=None, dt=0.01, steps=100_000, samples=1000,
                 k += n
                 e = system.energy(x)
                 ts.append(k * dt)
-                rel.append(abs(e - e0) / abs(e0))
+                rel.append(abs(e - e0) / abs(e0) if math.isfinite(e) else math.inf)
                 if not math.isfinite(e):
                     break
         out["integrators"][integ] = {"t": ts, "rel_error": rel}
@@ -179,7 +185,8 @@ def _style(name):
 
 
 def plot_convergence(result, path):
-    """Log-log plot of global error against step size, fitted orders in the legend."""
+    """Log-log plot of global error against step size, fitted orders in the legend.
+    ``path``: a file name or a binary file object (PNG)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -203,12 +210,13 @@ def plot_convergence(result, path):
     ax.set_ylim(bottom=1e-15)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path)
+    fig.savefig(path, format="png")
     plt.close(fig)
 
 
 def plot_energy(result, path):
-    """Semi-log plot of the relative energy error against time."""
+    """Semi-log plot of the relative energy error against time. ``path``: a file name
+    or a binary file object (PNG)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -228,12 +236,12 @@ def plot_energy(result, path):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
+    fig.savefig(path, format="png")
     plt.close(fig)
 
 
-def write_json(result, path):
-    """Write a study result as JSON (infinities as the string "inf")."""
+def json_text(result):
+    """A study result as JSON text (infinities and NaN as the strings "inf" and "nan")."""
     def clean(v):
         if isinstance(v, float) and not math.isfinite(v):
             return str(v)
@@ -242,5 +250,9 @@ def write_json(result, path):
         if isinstance(v, (list, tuple)):
             return [clean(x) for x in v]
         return v
-    with open(path, "w") as fh:
-        json.dump(clean(result), fh, indent=1)
+    return json.dumps(clean(result), indent=1)
+
+
+def write_json(result, path):
+    """Write a study result as JSON (see :func:`json_text`) through a temporary file."""
+    write_bytes_atomic(path, json_text(result).encode("utf-8"))

@@ -12,16 +12,12 @@ import math
 
 import numpy as np
 
+from . import limits
 from .errors import ParticlesError
 
 
 def _positive(where, name, value, allow_zero=False):
-    value = float(value)
-    ok = math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        raise ParticlesError(where, f"{name}: must be a finite number "
-                             f"{'>= 0' if allow_zero else '> 0'}, got {value}")
-    return value
+    return limits.number(value, where, name, lo=0.0, lo_open=not allow_zero)
 
 
 class System:
@@ -60,9 +56,9 @@ class Circle(System):
     split = 1
 
     def __init__(self, x0=(1.0, 0.0)):
-        self.x0 = np.asarray(x0, dtype=np.float64).reshape(2)
-        if not np.all(np.isfinite(self.x0)):
-            raise ParticlesError("circle", f"x0: must be 2 finite numbers, got {x0}")
+        if not isinstance(x0, (list, tuple, np.ndarray)) or len(x0) != 2:
+            raise ParticlesError("circle", f"x0: must be 2 finite numbers, got {limits.short(x0)}")
+        self.x0 = np.array([limits.number(v, "circle", "x0") for v in x0])
 
     def __call__(self, t, x):
         return np.array([-x[1], x[0]])
@@ -98,9 +94,8 @@ class DampedSpring(System):
         self.k = _positive("spring", "k", k)
         self.m = _positive("spring", "m", m)
         self.c = _positive("spring", "c", c, allow_zero=True)
-        self.x0, self.v0 = float(x0), float(v0)
-        if not (math.isfinite(self.x0) and math.isfinite(self.v0)):
-            raise ParticlesError("spring", "x0, v0: must be finite numbers")
+        self.x0 = limits.number(x0, "spring", "x0")
+        self.v0 = limits.number(v0, "spring", "v0")
 
     def __call__(self, t, x):
         return np.array([x[1], (-self.k * x[0] - self.c * x[1]) / self.m])
@@ -112,7 +107,8 @@ class DampedSpring(System):
         return np.array([self.x0, self.v0])
 
     def energy(self, x):
-        return 0.5 * self.m * float(x[1]) ** 2 + 0.5 * self.k * float(x[0]) ** 2
+        x0, v = float(x[0]), float(x[1])
+        return 0.5 * self.m * v * v + 0.5 * self.k * x0 * x0    # inf, not OverflowError
 
     def exact(self, t):
         g = self.c / (2.0 * self.m)

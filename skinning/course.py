@@ -17,8 +17,9 @@ accumulated offsets and ``B_j^-1`` its inverse. Errors name file and line, e.g.
 import pathlib
 
 import numpy as np
+from userio.outputs import write_bytes_atomic
 
-from .errors import SkinningFileError
+from .errors import SkinningFileError, read_text_file
 from .model import SkinnedMesh
 from .rotations import IDENTITY_QUAT
 from .skeleton import Skeleton
@@ -27,13 +28,7 @@ from .weights import SUM_TOLERANCE, dense_to_sparse, row_problem
 
 def _lines(path):
     """(line number, stripped text) of the non-blank, non-comment lines of a text file."""
-    path = pathlib.Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise SkinningFileError(path, None, f"cannot read file ({e.strerror or e})") from None
-    except UnicodeDecodeError:
-        raise SkinningFileError(path, None, "not a text file") from None
+    text = read_text_file(path)
     for i, line in enumerate(text.splitlines(), start=1):
         s = line.strip()
         if s and not s.startswith("#"):
@@ -45,10 +40,16 @@ def _floats(path, lineno, tokens, what):
         vals = [float(t) for t in tokens]
     except ValueError:
         bad = next(t for t in tokens if not _is_float(t))
-        raise SkinningFileError(path, f"line {lineno}", f"{what}: {bad!r} is not a number") from None
+        raise SkinningFileError(path, f"line {lineno}",
+                                f"{what}: {_shown(bad)} is not a number") from None
     if not all(np.isfinite(vals)):
         raise SkinningFileError(path, f"line {lineno}", f"{what}: numbers must be finite")
     return vals
+
+
+def _shown(token, limit=40):
+    """``repr(token)`` cut to about ``limit`` characters, for one-line messages."""
+    return repr(token) if len(token) <= limit else repr(token[:limit]) + "..."
 
 
 def _is_float(t):
@@ -73,7 +74,7 @@ def read_skel(path):
             p = int(tok[3])
         except ValueError:
             raise SkinningFileError(path, f"line {lineno}",
-                                    f"parent {tok[3]!r} is not an integer") from None
+                                    f"parent {_shown(tok[3])} is not an integer") from None
         if p < -1:
             raise SkinningFileError(path, f"line {lineno}", f"parent {p} must be >= -1")
         if p >= j:
@@ -90,19 +91,23 @@ def read_skel(path):
                     np.tile(IDENTITY_QUAT, (nj, 1)))
 
 
-def read_attach(path, num_joints, normalize=False, tol=SUM_TOLERANCE):
+def read_attach(path, num_joints, normalize=False, tol=SUM_TOLERANCE, skeleton_file=None):
     """Read a ``.attach`` file: dense weights (N, num_joints), column 0 (the root) all zero.
 
     Each row is checked (column count, numbers, >= 0, sum 1 within ``tol``) and rescaled to
     sum to exactly 1; ``normalize=True`` rescales rows whatever their (positive) sum.
+    ``skeleton_file``: where ``num_joints`` came from, named when the column count is off.
     """
     want = num_joints - 1
+    origin = "" if skeleton_file is None else \
+        f" ({pathlib.Path(skeleton_file).name} has {num_joints} joints)"
     rows = []
     for lineno, s in _lines(path):
         tok = s.split()
         if len(tok) != want:
             raise SkinningFileError(path, f"line {lineno}",
-                                    f"expected {want} weights (joints 1..{want}), got {len(tok)}")
+                                    f"expected {want} weights (joints 1..{want}), got "
+                                    f"{len(tok)}{origin}")
         w = np.array(_floats(path, lineno, tok, "weight"))
         problem = row_problem(w, tol=np.inf if normalize else tol)
         if problem is None and w.sum() <= 0.0:
@@ -138,7 +143,7 @@ def read_obj(path):
                     k = int(head)
                 except ValueError:
                     raise SkinningFileError(path, f"line {lineno}",
-                                            f"face: {t!r} is not a vertex index") from None
+                                            f"face: {_shown(t)} is not a vertex index") from None
                 k = k - 1 if k > 0 else len(verts) + k
                 if k < 0 or k >= len(verts) or head in ("0", "-0"):
                     raise SkinningFileError(path, f"line {lineno}",
@@ -160,7 +165,7 @@ def load_course(skel, attach, obj, normalize=False, max_influences=None):
     max_influences: keep only the K largest weights per vertex (default: all non-zero).
     """
     skeleton = read_skel(skel)
-    dense = read_attach(attach, skeleton.num_joints, normalize=normalize)
+    dense = read_attach(attach, skeleton.num_joints, normalize=normalize, skeleton_file=skel)
     vertices, faces = read_obj(obj)
     if dense.shape[0] != vertices.shape[0]:
         raise SkinningFileError(attach, None,
@@ -172,14 +177,20 @@ def load_course(skel, attach, obj, normalize=False, max_influences=None):
                        source=str(skel))
 
 
-def write_obj(path, vertices, faces, normals=None):
-    """Write a triangle mesh as OBJ (``v``, optional ``vn``, ``f a//a`` 1-based)."""
+def format_obj(vertices, faces, normals=None):
+    """The text of a triangle mesh as OBJ (``v``, optional ``vn``, ``f a//a`` 1-based)."""
     v = np.asarray(vertices, dtype=np.float64)
     f = np.asarray(faces, dtype=np.int64) + 1
-    with open(path, "w") as out:
-        out.write("".join(f"v {a:.6f} {b:.6f} {c:.6f}\n" for a, b, c in v))
-        if normals is None:
-            out.write("".join(f"f {a} {b} {c}\n" for a, b, c in f))
-        else:
-            out.write("".join(f"vn {a:.6f} {b:.6f} {c:.6f}\n" for a, b, c in normals))
-            out.write("".join(f"f {a}//{a} {b}//{b} {c}//{c}\n" for a, b, c in f))
+    parts = ["".join(f"v {a:.6f} {b:.6f} {c:.6f}\n" for a, b, c in v)]
+    if normals is None:
+        parts.append("".join(f"f {a} {b} {c}\n" for a, b, c in f))
+    else:
+        parts.append("".join(f"vn {a:.6f} {b:.6f} {c:.6f}\n" for a, b, c in normals))
+        parts.append("".join(f"f {a}//{a} {b}//{b} {c}//{c}\n" for a, b, c in f))
+    return "".join(parts)
+
+
+def write_obj(path, vertices, faces, normals=None):
+    """Write a triangle mesh as OBJ (see :func:`format_obj`) through a temporary file and
+    a rename: a failure leaves no half-written file."""
+    write_bytes_atomic(path, format_obj(vertices, faces, normals).encode("utf-8"))

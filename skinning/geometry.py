@@ -102,12 +102,15 @@ def skeleton_mesh(joint_positions, parents, joint_radius=None, bone_radius=None,
         raise SkinningError(f"skeleton_mesh: need (J,3) positions and (J,) parents, "
                             f"got {p.shape} and {parents.shape}")
     if joint_radius is None:
-        diag = float(np.linalg.norm(p.max(axis=0) - p.min(axis=0)))
+        half = p.max(axis=0) / 2 - p.min(axis=0) / 2      # no overflow for finite positions
+        scale = float(np.abs(half).max())
+        diag = 2.0 * scale * float(np.linalg.norm(half / scale)) if scale > 0 else 0.0
         joint_radius = 0.02 * diag if diag > 0 else 0.05
     if bone_radius is None:
         bone_radius = 0.5 * joint_radius
-    if joint_radius <= 0 or bone_radius <= 0:
-        raise SkinningError("skeleton_mesh: radii must be > 0")
+    for name, r in (("joint_radius", joint_radius), ("bone_radius", bone_radius)):
+        if not (np.isfinite(r) and r > 0):
+            raise SkinningError(f"skeleton_mesh: {name} must be a finite number > 0, got {r}")
     parts = [sphere_mesh(c, joint_radius, slices, stacks) for c in p]
     for j, q in enumerate(parents):
         if q >= 0 and np.linalg.norm(p[j] - p[q]) > 1e-9:

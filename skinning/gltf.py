@@ -15,12 +15,16 @@ Non-joint nodes between joints (or above the root) are fixed transforms (the ske
 ``base``); channels that target them, and morph-target ``weights``, are ignored.
 """
 import base64
+import errno
 import pathlib
+import warnings
 
 import numpy as np
+from userio.limits import check_memory
 
 from .animation import Animation, Channel
-from .errors import SkinningError, SkinningFileError
+from .errors import (SkinningError, SkinningFileError, file_error, parse_json_text,
+                     read_text_file)
 from .model import SkinnedMesh
 from .rotations import IDENTITY_QUAT, matrix_to_quat, quat_from_xyzw
 from .skeleton import Skeleton, local_matrices
@@ -28,38 +32,116 @@ from .weights import normalize_weights
 
 COMPONENT_TYPES = {5120: np.int8, 5121: np.uint8, 5122: np.int16, 5123: np.uint16,
                    5125: np.uint32, 5126: np.float32}
+_BAD_NAME = {errno.ENOENT, errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.ELOOP,
+             errno.EINVAL}
 NUM_COMPONENTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
+
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 class _Reader:
     def __init__(self, path):
-        import pygltflib
-
         self.path = pathlib.Path(path)
-        if not self.path.is_file():
-            raise SkinningFileError(self.path, None, "file not found")
         try:
-            self.gltf = pygltflib.GLTF2().load(str(self.path))
-        except Exception as e:  # pygltflib raises assorted errors on malformed files
-            raise SkinningFileError(self.path, None, f"cannot parse glTF ({e})") from None
+            import pygltflib
+        except ImportError:
+            raise SkinningFileError(self.path, None, "reading glTF needs the pygltflib "
+                                    "package, which is not installed") from None
+        try:
+            with warnings.catch_warnings():          # pygltflib warns about missing fields
+                warnings.simplefilter("ignore")
+                if self.path.suffix.lower() == ".glb":
+                    self.gltf = self._load_glb(pygltflib)
+                else:
+                    text = read_text_file(self.path)
+                    if not isinstance(parse_json_text(text, self.path), dict):
+                        self.fail(None, "expected a JSON object at the top level")
+                    self.gltf = pygltflib.GLTF2.from_json(text, infer_missing=True)
+        except (SkinningFileError, OSError):
+            raise
+        except (Exception, RecursionError) as e:  # pygltflib raises assorted errors
+            raise SkinningFileError(self.path, None,
+                                    f"cannot parse glTF ({_one_line(e)})") from None
         if self.gltf is None:
             raise SkinningFileError(self.path, None, "cannot parse glTF")
+        self._check_lists()
         self._buffers = {}
+
+    def _check_lists(self):
+        """Every entry of the lists this reader uses is an object (JSON ``null`` is not)."""
+        g = self.gltf
+        lists = [(name, getattr(g, name)) for name in
+                 ("nodes", "skins", "meshes", "accessors", "bufferViews", "buffers", "animations")]
+        for m, mesh in enumerate(g.meshes or []):
+            if mesh is not None:
+                lists.append((f"meshes[{m}].primitives", mesh.primitives))
+        for a, anim in enumerate(g.animations or []):
+            if anim is not None:
+                lists += [(f"animations[{a}].channels", anim.channels),
+                          (f"animations[{a}].samplers", anim.samplers)]
+        for name, items in lists:
+            if items is None:
+                continue
+            if not isinstance(items, list):
+                self.fail(name, "expected a list")
+            for k, item in enumerate(items):
+                if item is None or isinstance(item, (int, float, str, list, dict)):
+                    self.fail(f"{name}[{k}]", f"expected an object, got {_short(item)}")
+
+    def _load_glb(self, pygltflib):
+        try:
+            data = self.path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as e:
+            raise SkinningFileError(self.path, None,
+                                    f"cannot read file ({e.strerror or e})") from None
+        except OSError as e:
+            if e.filename is None:
+                e.filename = str(self.path)
+            raise
+        if len(data) < 12 or data[:4] != b"glTF":
+            self.fail(None, "not a binary glTF file (no 'glTF' header)")
+        return pygltflib.GLTF2.load_from_bytes(data)
 
     def fail(self, where, message):
         raise SkinningFileError(self.path, where, message)
 
-    def buffer(self, i):
+    def index(self, value, count, where, what):
+        """``value`` as an index into a list of ``count`` items."""
+        if not _is_int(value) or not 0 <= value < count:
+            self.fail(where, f"{what} {_short(value)} does not exist (there are {count})")
+        return int(value)
+
+    def count(self, value, where, lo=0, hi=2 ** 48):
+        """``value`` as an int in [lo, hi] (a count, offset or length)."""
+        if value is None:
+            return lo if lo > 0 else 0
+        if not _is_int(value) or not lo <= value <= hi:
+            self.fail(where, f"must be an integer in [{lo}, {hi}], got {_short(value)}")
+        return int(value)
+
+    def numbers(self, value, n, where):
+        """``value`` as ``n`` finite numbers (float64)."""
+        ok = isinstance(value, (list, tuple)) and len(value) == n and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        arr = np.array(value, dtype=np.float64) if ok else None
+        if arr is None or not np.all(np.isfinite(arr)):
+            self.fail(where, f"expected {n} finite numbers, got {_short(value)}")
+        return arr
+
+    def buffer(self, i, where="buffers"):
+        bufs = self.gltf.buffers or []
+        i = self.index(i, len(bufs), where, "buffer")
         if i in self._buffers:
             return self._buffers[i]
-        bufs = self.gltf.buffers or []
-        if not 0 <= i < len(bufs):
-            self.fail(f"buffers[{i}]", "no such buffer")
         uri = bufs[i].uri
         if uri is None:
             data = self.gltf.binary_blob()
             if data is None:
                 self.fail(f"buffers[{i}]", "no uri and no GLB binary chunk")
+        elif not isinstance(uri, str):
+            self.fail(f"buffers[{i}].uri", f"expected a string, got {_short(uri)}")
         elif uri.startswith("data:"):
             head, _, payload = uri.partition(",")
             if not head.endswith(";base64"):
@@ -67,30 +149,41 @@ class _Reader:
             try:
                 data = base64.b64decode(payload)
             except ValueError as e:
-                self.fail(f"buffers[{i}].uri", f"bad base64 ({e})")
+                self.fail(f"buffers[{i}].uri", f"bad base64 ({_one_line(e)})")
         else:
             from urllib.parse import unquote
             p = self.path.parent / unquote(uri)
             try:
                 data = p.read_bytes()
+            except ValueError:                # a NUL character in the name
+                self.fail(f"buffers[{i}].uri", f"not a file name: {_short(uri)}")
             except OSError as e:
-                self.fail(f"buffers[{i}].uri", f"cannot read {p} ({e.strerror or e})")
-        if len(data) < (bufs[i].byteLength or 0):
-            self.fail(f"buffers[{i}]", f"has {len(data)} bytes, byteLength says {bufs[i].byteLength}")
+                if e.errno in _BAD_NAME:      # the file's content names no readable file
+                    self.fail(f"buffers[{i}].uri", f"cannot read {_short(str(p), 120)} "
+                              f"({e.strerror or e})")
+                if e.filename is None:        # an I/O failure: exit status 1
+                    e.filename = str(p)
+                raise
+        length = self.count(bufs[i].byteLength, f"buffers[{i}].byteLength")
+        if len(data) < length:
+            self.fail(f"buffers[{i}]", f"has {len(data)} bytes, byteLength says {length}")
         self._buffers[i] = data
         return data
 
     def _view(self, bv_index, where, dtype, ncomp, count, offset):
         bvs = self.gltf.bufferViews or []
-        if not 0 <= bv_index < len(bvs):
-            self.fail(where, f"bufferView {bv_index} does not exist")
+        bv_index = self.index(bv_index, len(bvs), where, "bufferView")
         bv = bvs[bv_index]
-        data = self.buffer(bv.buffer)
+        bwhere = f"bufferViews[{bv_index}]"
+        data = self.buffer(bv.buffer, f"{bwhere}.buffer")
         item = np.dtype(dtype).itemsize
         elem = item * ncomp
-        stride = bv.byteStride or elem
-        start = (bv.byteOffset or 0) + offset
-        end = (bv.byteOffset or 0) + bv.byteLength
+        stride = self.count(bv.byteStride, f"{bwhere}.byteStride") or elem
+        if stride < elem:
+            self.fail(f"{bwhere}.byteStride", f"{stride} is less than the element size {elem}")
+        base = self.count(bv.byteOffset, f"{bwhere}.byteOffset")
+        end = base + self.count(bv.byteLength, f"{bwhere}.byteLength")
+        start = base + offset
         if count and start + stride * (count - 1) + elem > min(end, len(data)):
             self.fail(where, "data runs past the end of its bufferView")
         arr = np.ndarray((count, ncomp), dtype=np.dtype(dtype).newbyteorder("<"),
@@ -98,65 +191,140 @@ class _Reader:
         return arr.copy()
 
     def accessor(self, i, where):
-        """Accessor ``i`` as a (count, ncomp) array: float64 when float or normalised."""
+        """Accessor ``i`` as a (count, ncomp) array: float64 when float or normalised.
+
+        Float data must be finite (the error names the accessor and the element)."""
         accs = self.gltf.accessors or []
-        if i is None or not 0 <= i < len(accs):
-            self.fail(where, f"accessor {i} does not exist")
+        i = self.index(i, len(accs), where, "accessor")
         acc = accs[i]
-        where = f"accessors[{i}]"
-        if acc.componentType not in COMPONENT_TYPES:
-            self.fail(where, f"unknown componentType {acc.componentType}")
-        if acc.type not in NUM_COMPONENTS:
-            self.fail(where, f"unknown type {acc.type!r}")
+        awhere = f"accessors[{i}]"
+        if acc.componentType not in COMPONENT_TYPES or isinstance(acc.componentType, bool):
+            self.fail(awhere, f"unknown componentType {_short(acc.componentType)}")
+        if not isinstance(acc.type, str) or acc.type not in NUM_COMPONENTS:
+            self.fail(awhere, f"unknown type {_short(acc.type)}")
         dtype = COMPONENT_TYPES[acc.componentType]
         ncomp = NUM_COMPONENTS[acc.type]
         if acc.type in ("MAT2", "MAT3") and np.dtype(dtype).itemsize < 4:
-            self.fail(where, f"{acc.type} of 1- or 2-byte components is not supported")
+            self.fail(awhere, f"{acc.type} of 1- or 2-byte components is not supported")
+        count = self.count(acc.count, f"{awhere}.count")
+        # every accessor ends up as float64 (8 bytes per component), often copied twice
+        check_memory(3 * count * ncomp * 8, f"{count} elements of {acc.type}",
+                     name=f"{awhere}.count", error=file_error, file=str(self.path))
         if acc.bufferView is None:
-            arr = np.zeros((acc.count, ncomp), dtype=dtype)
+            arr = np.zeros((count, ncomp), dtype=dtype)
         else:
-            arr = self._view(acc.bufferView, where, dtype, ncomp, acc.count, acc.byteOffset or 0)
+            arr = self._view(acc.bufferView, awhere, dtype, ncomp, count,
+                             self.count(acc.byteOffset, f"{awhere}.byteOffset"))
         if acc.sparse is not None:
             sp = acc.sparse
+            swhere = f"{awhere}.sparse"
+            n = self.count(sp.count, f"{swhere}.count", lo=1)
+            if n > count:
+                self.fail(f"{swhere}.count", f"{n} is more than the accessor's count {count}")
+            if sp.indices is None or sp.values is None:
+                self.fail(swhere, "needs 'indices' and 'values'")
             itype = COMPONENT_TYPES.get(sp.indices.componentType)
-            if itype is None:
-                self.fail(f"{where}.sparse.indices", "bad componentType")
-            idx = self._view(sp.indices.bufferView, f"{where}.sparse.indices", itype, 1,
-                             sp.count, sp.indices.byteOffset or 0)[:, 0].astype(np.int64)
-            vals = self._view(sp.values.bufferView, f"{where}.sparse.values", dtype, ncomp,
-                              sp.count, sp.values.byteOffset or 0)
-            if idx.size and (idx.min() < 0 or idx.max() >= acc.count):
-                self.fail(f"{where}.sparse.indices", "index out of range")
+            if itype is None or itype == np.float32 or isinstance(sp.indices.componentType, bool):
+                self.fail(f"{swhere}.indices", "bad componentType")
+            idx = self._view(sp.indices.bufferView, f"{swhere}.indices", itype, 1, n,
+                             self.count(sp.indices.byteOffset, f"{swhere}.indices.byteOffset")
+                             )[:, 0].astype(np.int64)
+            vals = self._view(sp.values.bufferView, f"{swhere}.values", dtype, ncomp, n,
+                              self.count(sp.values.byteOffset, f"{swhere}.values.byteOffset"))
+            if idx.size and (idx.min() < 0 or idx.max() >= count):
+                self.fail(f"{swhere}.indices", "index out of range")
             arr = arr.copy()
             arr[idx] = vals
         if dtype == np.float32:
-            return arr.astype(np.float64)
+            out = arr.astype(np.float64)
+            bad = ~np.isfinite(out)
+            if bad.any():
+                k = int(np.argwhere(bad)[0, 0])
+                values = ", ".join(f"{x:g}" for x in out[k])
+                self.fail(awhere, f"non-finite number in element {k} ({values}), used as {where}")
+            return out
         if acc.normalized:
             info = np.iinfo(dtype)
             return np.maximum(arr.astype(np.float64) / info.max, -1.0)
         return arr
 
 
-def _node_trs(node):
-    """(translation (3,), rotation (4,) wxyz, scale (3,)) of a glTF node."""
+def _one_line(exc):
+    """The first line of an exception's text, at most 200 characters."""
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _short(value, limit=60):
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = "a deeply nested value"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _node_trs(node, rd=None, where="node"):
+    """(translation (3,), rotation (4,) wxyz, scale (3,)) of a glTF node; with a reader
+    ``rd`` the values are checked (finite numbers, a non-zero rotation)."""
+    if rd is None:
+        def num(value, n, w):
+            return np.array(value, dtype=np.float64)
+    else:
+        num = rd.numbers
     if node.matrix is not None:
-        m = np.array(node.matrix, dtype=np.float64).reshape(4, 4).T   # column-major
+        m = num(node.matrix, 16, f"{where}.matrix").reshape(4, 4).T   # column-major
         t = m[:3, 3].copy()
         a = m[:3, :3]
         s = np.linalg.norm(a, axis=0)
         if np.linalg.det(a) < 0:
             s[0] = -s[0]
+        if not np.all(np.isfinite(s)):
+            rd.fail(f"{where}.matrix", "entries too large")
         r = matrix_to_quat(a / np.where(s == 0, 1.0, s))
         return t, r, s
-    t = np.array(node.translation if node.translation is not None else [0, 0, 0], float)
-    r = (quat_from_xyzw(node.rotation) if node.rotation is not None else IDENTITY_QUAT.copy())
-    s = np.array(node.scale if node.scale is not None else [1, 1, 1], float)
+    t = num(node.translation if node.translation is not None else [0, 0, 0], 3,
+            f"{where}.translation")
+    if node.rotation is not None:
+        q = num(node.rotation, 4, f"{where}.rotation")
+        if rd is not None and not np.any(q):
+            rd.fail(f"{where}.rotation", "quaternion must not be zero")
+        r = quat_from_xyzw(q)
+    else:
+        r = IDENTITY_QUAT.copy()
+    s = num(node.scale if node.scale is not None else [1, 1, 1], 3, f"{where}.scale")
     return t, r, s
 
 
-def _node_matrix(node):
-    t, r, s = _node_trs(node)
+def _node_matrix(node, rd=None, where="node"):
+    t, r, s = _node_trs(node, rd, where)
     return local_matrices(t[None], r[None], s[None])[0]
+
+
+def _parents(rd, nodes):
+    """``parent_of`` (node -> parent node) from the nodes' ``children``, checked: indices
+    exist, no node has two parents, no cycles (found without recursion)."""
+    parent_of = {}
+    for i, nd in enumerate(nodes):
+        children = nd.children or []
+        if not isinstance(children, list):
+            rd.fail(f"nodes[{i}].children", "expected a list of node indices")
+        for c in children:
+            c = rd.index(c, len(nodes), f"nodes[{i}].children", "node")
+            if c in parent_of or c == i:
+                rd.fail(f"nodes[{i}].children", f"node {c} has more than one parent")
+            parent_of[c] = i
+    state = {}                                    # node -> 1 on the current walk, 2 done
+    for start in range(len(nodes)):
+        walk, n = [], start
+        while n is not None and n not in state:
+            state[n] = 1
+            walk.append(n)
+            n = parent_of.get(n)
+        if n is not None and state[n] == 1:
+            rd.fail("nodes", f"the node hierarchy has a cycle through node {n}")
+        for m in walk:
+            state[m] = 2
+    return parent_of
 
 
 def load_gltf(path, skin=0, normalize=False):
@@ -164,58 +332,81 @@ def load_gltf(path, skin=0, normalize=False):
 
     normalize: rescale weight rows that do not sum to 1 (within 1e-3, or the rounding of
     normalised integer weights) instead of raising :class:`SkinningFileError`.
+    Every index, count and number in the file is checked; errors name the file and the
+    JSON path (``accessors[3]``, ``nodes[2].rotation``). Deep node hierarchies are
+    walked without recursion.
     """
     rd = _Reader(path)
     g = rd.gltf
     nodes = g.nodes or []
     skins = g.skins or []
-    if not 0 <= skin < len(skins):
-        rd.fail("skins", f"no skin {skin} (the file has {len(skins)})")
+    skin = rd.index(skin, len(skins), "skins", "skin")
     sk = skins[skin]
     joint_nodes = list(sk.joints or [])
     if not joint_nodes:
         rd.fail(f"skins[{skin}].joints", "empty")
-    if len(set(joint_nodes)) != len(joint_nodes) or any(not 0 <= n < len(nodes) for n in joint_nodes):
+    for n in joint_nodes:
+        rd.index(n, len(nodes), f"skins[{skin}].joints", "node")
+    if len(set(joint_nodes)) != len(joint_nodes):
         rd.fail(f"skins[{skin}].joints", "joints must be distinct, existing nodes")
-
-    parent_of = {}
-    for i, nd in enumerate(nodes):
-        for c in nd.children or []:
-            parent_of[c] = i
-
-    def chain(n):                   # ancestors of node n, nearest first
-        out, seen = [], {n}
-        while n in parent_of:
-            n = parent_of[n]
-            if n in seen:
-                rd.fail("nodes", "the node hierarchy has a cycle")
-            seen.add(n)
-            out.append(n)
-        return out
-
+    parent_of = _parents(rd, nodes)
     joint_set = set(joint_nodes)
-    depth = {n: len(chain(n)) for n in joint_nodes}
-    order = sorted(range(len(joint_nodes)), key=lambda k: depth[joint_nodes[k]])  # parents first
+
+    depth = {}                                    # node -> number of ancestors
+
+    def depth_of(n):
+        walk = []
+        while n not in depth and n in parent_of:
+            walk.append(n)
+            n = parent_of[n]
+        d = depth.setdefault(n, 0)
+        for m in reversed(walk):
+            d += 1
+            depth[m] = d
+        return depth[walk[0]] if walk else d
+
+    order = sorted(range(len(joint_nodes)), key=lambda k: depth_of(joint_nodes[k]))  # parents first
     new_of_skin = np.empty(len(joint_nodes), dtype=np.int64)
     new_of_skin[order] = np.arange(len(order))
     node_to_new = {joint_nodes[k]: i for i, k in enumerate(order)}
 
+    # nearest joint above each node and the product of the non-joint nodes in between,
+    # shared between joints (memoised, no recursion)
+    above = {}                                    # node -> (joint node or None, matrix)
+
+    def joint_above(n):
+        walk = []
+        while n not in above:
+            walk.append(n)
+            p = parent_of.get(n)
+            if p is None or p in joint_set:
+                above[n] = (p, np.eye(4))
+                walk.pop()
+                break
+            n = p
+        for m in reversed(walk):
+            p = parent_of[m]
+            j, mat = above[p]
+            above[m] = (j, mat @ _node_matrix(nodes[p], rd, f"nodes[{p}]"))
+        return above[walk[0]] if walk else above[n]
+
     nj = len(order)
     parents = np.full(nj, -1, dtype=np.int64)
     base = np.tile(np.eye(4), (nj, 1, 1))
-    trs = [_node_trs(nodes[joint_nodes[k]]) for k in order]
-    names = []
+    trs = [_node_trs(nodes[joint_nodes[k]], rd, f"nodes[{joint_nodes[k]}]") for k in order]
+    names, used = [], set()
     for i, k in enumerate(order):
         n = joint_nodes[k]
-        m = np.eye(4)
-        for a in chain(n):
-            if a in joint_set:
-                parents[i] = node_to_new[a]
-                break
-            m = _node_matrix(nodes[a]) @ m
+        j, m = joint_above(n)
+        if j is not None:
+            parents[i] = node_to_new[j]
         base[i] = m
-        name = nodes[n].name or f"node{n}"
-        names.append(name if name not in names else f"{name}_{n}")
+        name = nodes[n].name if isinstance(nodes[n].name, str) and nodes[n].name else f"node{n}"
+        name = name if name not in used else f"{name}_{n}"
+        used.add(name)
+        names.append(name)
+    if not np.all(np.isfinite(base)):
+        rd.fail("nodes", "the transforms above the joints overflow (values too large)")
     skeleton = Skeleton(names, parents, np.array([t for t, _, _ in trs]),
                         np.array([r for _, r, _ in trs]), np.array([s for _, _, s in trs]), base)
 
@@ -233,38 +424,41 @@ def load_gltf(path, skin=0, normalize=False):
     if mesh_node is None:
         rd.fail(f"skins[{skin}]", "no node uses this skin with a mesh")
     verts, faces, normals, joints, weights = _read_mesh(rd, nodes[mesh_node].mesh, new_of_skin,
-                                                        normalize)
+                                                        normalize, f"nodes[{mesh_node}].mesh")
     animations = {}
     for a, anim in enumerate(g.animations or []):
-        name = anim.name or f"animation{a}"
+        name = anim.name if isinstance(anim.name, str) and anim.name else f"animation{a}"
         animations[name if name not in animations else f"{name}_{a}"] = _read_animation(
             rd, a, anim, name, node_to_new)
     return SkinnedMesh(skeleton, verts, faces, joints, weights, ibm, normals, animations,
                        source=str(path))
 
 
-def _read_mesh(rd, mesh_index, new_of_skin, normalize):
+def _read_mesh(rd, mesh_index, new_of_skin, normalize, where="mesh"):
     meshes = rd.gltf.meshes or []
-    if not 0 <= mesh_index < len(meshes):
-        rd.fail("meshes", f"mesh {mesh_index} does not exist")
+    mesh_index = rd.index(mesh_index, len(meshes), where, "mesh")
     prims = meshes[mesh_index].primitives or []
     vs, fs, ns, js, ws, off = [], [], [], [], [], 0
     for p, prim in enumerate(prims):
         where = f"meshes[{mesh_index}].primitives[{p}]"
-        if prim.mode not in (None, 4):
-            rd.fail(f"{where}.mode", f"only TRIANGLES (4) is supported, got {prim.mode}")
+        if prim.mode not in (None, 4) or isinstance(prim.mode, bool):
+            rd.fail(f"{where}.mode", f"only TRIANGLES (4) is supported, got {_short(prim.mode)}")
         attrs = prim.attributes
-        if attrs.POSITION is None:
+        if getattr(attrs, "POSITION", None) is None:
             rd.fail(f"{where}.attributes", "no POSITION")
         v = rd.accessor(attrs.POSITION, f"{where}.attributes.POSITION")
         n = v.shape[0]
+        if v.shape[1] != 3:
+            rd.fail(f"{where}.attributes.POSITION", f"expected VEC3, got {v.shape[1]} components")
         if attrs.JOINTS_0 is None or attrs.WEIGHTS_0 is None:
             rd.fail(f"{where}.attributes", "a skinned primitive needs JOINTS_0 and WEIGHTS_0")
         jl, wl, tol = [], [], 1e-3
         for s in (0, 1):
             ja, wa = getattr(attrs, f"JOINTS_{s}", None), getattr(attrs, f"WEIGHTS_{s}", None)
-            if ja is None:
+            if ja is None and wa is None:
                 continue
+            if ja is None or wa is None:
+                rd.fail(f"{where}.attributes", f"JOINTS_{s} and WEIGHTS_{s} come in pairs")
             jj = rd.accessor(ja, f"{where}.attributes.JOINTS_{s}")
             ww = rd.accessor(wa, f"{where}.attributes.WEIGHTS_{s}")
             if jj.shape != (n, 4) or ww.shape != (n, 4):
@@ -284,17 +478,24 @@ def _read_mesh(rd, mesh_index, new_of_skin, normalize):
             rd.fail(f"{where}.attributes.WEIGHTS_0", str(e).removeprefix("weights: "))
         jj = np.where(ww != 0.0, new_of_skin[jj], 0)
         if prim.indices is not None:
-            f = rd.accessor(prim.indices, f"{where}.indices").astype(np.int64).ravel()
+            f = rd.accessor(prim.indices, f"{where}.indices")
+            if f.dtype.kind not in "iu":
+                rd.fail(f"{where}.indices", "indices must be unsigned integers")
+            f = f.astype(np.int64).ravel()
         else:
             f = np.arange(n, dtype=np.int64)
         if f.size % 3:
             rd.fail(f"{where}.indices", f"{f.size} indices is not a multiple of 3")
         if f.size and (f.min() < 0 or f.max() >= n):
             rd.fail(f"{where}.indices", "vertex index out of range")
+        normal = None
+        if attrs.NORMAL is not None:
+            normal = rd.accessor(attrs.NORMAL, f"{where}.attributes.NORMAL")
+            if normal.shape != (n, 3):
+                rd.fail(f"{where}.attributes.NORMAL", f"expected {n} VEC3, got {normal.shape}")
         vs.append(v)
         fs.append(f.reshape(-1, 3) + off)
-        ns.append(rd.accessor(attrs.NORMAL, f"{where}.attributes.NORMAL")
-                  if attrs.NORMAL is not None else None)
+        ns.append(normal)
         js.append(jj)
         ws.append(ww)
         off += n
@@ -313,29 +514,38 @@ def _read_mesh(rd, mesh_index, new_of_skin, normalize):
 
 def _read_animation(rd, a, anim, name, node_to_new):
     channels = []
+    samplers = anim.samplers or []
     for c, ch in enumerate(anim.channels or []):
         where = f"animations[{a}].channels[{c}]"
+        if ch.target is None:
+            rd.fail(f"{where}.target", "missing")
         node, path = ch.target.node, ch.target.path
-        if node not in node_to_new or path not in ("translation", "rotation", "scale"):
+        if not _is_int(node) or node not in node_to_new or \
+                path not in ("translation", "rotation", "scale"):
             continue
-        samplers = anim.samplers or []
-        if not 0 <= ch.sampler < len(samplers):
-            rd.fail(f"{where}.sampler", f"sampler {ch.sampler} does not exist")
-        smp = samplers[ch.sampler]
-        swhere = f"animations[{a}].samplers[{ch.sampler}]"
+        s = rd.index(ch.sampler, len(samplers), f"{where}.sampler", "sampler")
+        smp = samplers[s]
+        swhere = f"animations[{a}].samplers[{s}]"
         times = rd.accessor(smp.input, f"{swhere}.input")[:, 0]
         values = rd.accessor(smp.output, f"{swhere}.output")
         interp = smp.interpolation or "LINEAR"
+        if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
+            rd.fail(f"{swhere}.interpolation", f"unknown interpolation {_short(interp)}")
         k = times.shape[0]
         cubic = interp == "CUBICSPLINE"
-        if values.shape[0] != (3 * k if cubic else k):
-            rd.fail(f"{swhere}.output", f"{values.shape[0]} values for {k} key times")
+        size = 4 if path == "rotation" else 3
+        if values.shape != ((3 * k if cubic else k), size):
+            rd.fail(f"{swhere}.output", f"expected {3 * k if cubic else k} values of {size} "
+                    f"components for {k} key times, got {values.shape[0]} of {values.shape[1]}")
         if path == "rotation":
+            keys = values.reshape(k, 3, 4)[:, 1] if cubic else values
+            if np.any(~keys.any(axis=1)):
+                rd.fail(f"{swhere}.output", "a rotation key is the zero quaternion")
             values = quat_from_xyzw(values)
         if cubic:
             values = values.reshape(k, 3, -1)
         try:
             channels.append(Channel(node_to_new[node], path, times, values, interp))
         except SkinningError as e:
-            rd.fail(swhere, str(e))
+            rd.fail(swhere, e.message)
     return Animation(name, channels)

@@ -19,14 +19,13 @@ Each (joint, property) mentioned in some keyframes becomes one channel keyed at 
 those keyframes' times. Pose values *replace* the joint's rest local value. Errors name the
 file and the JSON path: ``walk.json: keyframes[1].rotations.l_knee: expected 3 numbers, got 2``.
 """
-import json
 import math
 import pathlib
 
 import numpy as np
 
 from .animation import Animation, Channel
-from .errors import SkinningFileError
+from .errors import SkinningFileError, parse_json_text, read_text_file
 from .rotations import axis_angle_to_quat, euler_to_quat, quat_from_xyzw, quat_normalize
 
 POSE_KEYS = ("rotations", "translations", "scales")
@@ -45,15 +44,16 @@ class _Ctx:
             self.fail(where, f"expected a list of {n} numbers, got {type(value).__name__}")
         if len(value) != n:
             self.fail(where, f"expected {n} numbers, got {len(value)}")
-        for v in value:
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                self.fail(where, f"expected {n} finite numbers, got {value!r}")
-        return np.array(value, dtype=np.float64)
+        out = [_finite(v) for v in value]
+        if None in out:
+            self.fail(where, f"expected {n} finite numbers, got {_short(value)}")
+        return np.array(out, dtype=np.float64)
 
     def number(self, value, where):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            self.fail(where, f"expected a finite number, got {value!r}")
-        return float(value)
+        out = _finite(value)
+        if out is None:
+            self.fail(where, f"expected a finite number, got {_short(value)}")
+        return out
 
     def joint(self, key, where):
         try:
@@ -70,14 +70,38 @@ class _Ctx:
         return value
 
 
+def _finite(v):
+    """``float(v)`` for a finite JSON number (not a bool), else None (an int too large for
+    a float included)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _short(value, limit=60):
+    """``repr(value)`` cut to ``limit`` characters, for one-line messages."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = "a deeply nested value"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _join(where, key):
-    return f"{where}.{key}" if where else str(key)
+    key = str(key)
+    if not key.isprintable() or len(key) > 60:
+        key = _short(key)
+    return f"{where}.{key}" if where else key
 
 
 def _units(ctx, data, where):
     u = data.get("units", "degrees")
     if u not in ("degrees", "radians"):
-        ctx.fail(_join(where, "units"), f"must be 'degrees' or 'radians', got {u!r}")
+        ctx.fail(_join(where, "units"), f"must be 'degrees' or 'radians', got {_short(u)}")
     return u == "degrees"
 
 
@@ -151,7 +175,7 @@ def animation_from_dict(data, skeleton, source=None, where="", name=None):
     degrees = _units(ctx, data, where)
     interp = data.get("interpolation", "linear")
     if not isinstance(interp, str) or interp.lower() not in ("linear", "step"):
-        ctx.fail(_join(where, "interpolation"), f"must be 'linear' or 'step', got {interp!r}")
+        ctx.fail(_join(where, "interpolation"), f"must be 'linear' or 'step', got {_short(interp)}")
     keys = data.get("keyframes")
     kwhere = _join(where, "keyframes")
     if not isinstance(keys, list) or not keys:
@@ -178,15 +202,7 @@ def animation_from_dict(data, skeleton, source=None, where="", name=None):
 
 
 def _read_json(path):
-    path = pathlib.Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise SkinningFileError(path, None, f"cannot read file ({e.strerror or e})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise SkinningFileError(path, f"line {e.lineno}", f"invalid JSON: {e.msg}") from None
+    return parse_json_text(read_text_file(path), path)
 
 
 def load_pose(path, skeleton):

@@ -29,7 +29,12 @@ def quat_normalize(q):
     q = _as_float(q, 4, "quaternion")
     n = np.linalg.norm(q, axis=-1, keepdims=True)
     if np.any(n == 0.0) or not np.all(np.isfinite(n)):
-        raise ValueError("quaternion: zero or non-finite quaternion cannot be normalised")
+        # finite entries whose squares overflow: scale by the largest entry first
+        big = np.max(np.abs(q), axis=-1, keepdims=True)
+        if np.any(big == 0.0) or not np.all(np.isfinite(big)):
+            raise ValueError("quaternion: zero or non-finite quaternion cannot be normalised")
+        q = q / big
+        n = np.linalg.norm(q, axis=-1, keepdims=True)
     return q / n
 
 

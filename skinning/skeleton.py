@@ -91,7 +91,7 @@ class Skeleton:
         key = str(key)
         if key in self._index:
             return self._index[key]
-        if key.isdigit() and int(key) < self.num_joints:
+        if key.isascii() and key.isdigit() and len(key) <= 18 and int(key) < self.num_joints:
             return int(key)
         raise KeyError(f"unknown joint {key!r} (joints are 0..{self.num_joints - 1}"
                        + (f" or one of {self.names[:8]}{'...' if self.num_joints > 8 else ''})"))

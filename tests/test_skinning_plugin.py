@@ -120,4 +120,4 @@ def test_cli(tmp_path, capsys):
     assert img.shape[0] > 50 and img[..., :3].std() > 10          # something was drawn
     assert main(["info", f"--skel={SCENES / FIG['skel']}"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: need --gltf") and err.count("\n") == 1
+    assert err.startswith("skinning: error: need --gltf") and err.count("\n") == 1
