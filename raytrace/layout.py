@@ -16,7 +16,8 @@ Records and what fills them:
   (``raytrace.scene.emitters``); :class:`PunctualLights` the Whitted integrator's
   point and directional lights (``raytrace.scene.lights``);
 - :class:`Environment`: background colour, ambient light and cube map (Whitted);
-- :class:`Hit`: what a closest-hit query returns.
+- :class:`Hit`: what a BVH's closest-hit query returns; :class:`SceneHit` the same for
+  the whole scene (BVH, instances and planes).
 
 Conventions: float64 world space, right-handed, y up; colours linear RGB.
 """
@@ -38,6 +39,18 @@ class Hit(NamedTuple):
     index: int
     u: float
     v: float
+
+
+class SceneHit(NamedTuple):
+    """A :class:`Hit` in the whole scene: ``instance`` is the instance whose prototype
+    was hit (its primitives' arrays hold object-space data; see Geometry.inst_w2o), or
+    -1 for a primitive placed in world space."""
+    t: float
+    kind: int
+    index: int
+    u: float
+    v: float
+    instance: int
 
 
 # ----------------------------------------------------------------------- BVH leaf encoding
@@ -129,7 +142,14 @@ class Geometry(NamedTuple):
 
     Triangles live in world space; spheres are unit spheres seen through affine maps;
     planes (infinite, outside the BVH) are ``dot(n, p) = d`` in world space. Emitter rows
-    index ``emission``; -1 means the shape does not emit."""
+    index ``emission``; -1 means the shape does not emit.
+
+    Instancing: the first ``world_tris`` triangles and ``world_spheres`` spheres are placed
+    in world space; the rest belong to prototypes (``proto_tris[p]``, ``proto_spheres[p]``:
+    [start, end) ranges) and hold object-space data, placed by instances: instance ``i``
+    shows prototype ``inst_proto[i]`` through the affine map ``inst_w2o[i]`` (world ->
+    object), with ``inst_mat[i]`` for the prototype's primitives whose material row is -1
+    (none of their own). Prototype primitives never emit."""
     tri_v0: np.ndarray          # (T,3) world-space vertices
     tri_v1: np.ndarray
     tri_v2: np.ndarray
@@ -154,6 +174,15 @@ class Geometry(NamedTuple):
     emission: np.ndarray        # (E,3) emitted radiance, linear RGB
     tex_info: np.ndarray        # (K, TEX_WIDTH) see raytrace.textures
     tex_texels: np.ndarray      # (N,3) float32 linear texels
+    inst_w2o: np.ndarray        # (I,3,4) world -> prototype (object) space
+    inst_lo: np.ndarray         # (I,3) world AABB of each instance
+    inst_hi: np.ndarray
+    inst_mat: np.ndarray        # (I,) int64 material row for the prototype's "inherit" (-1) rows
+    inst_proto: np.ndarray      # (I,) int64 prototype index
+    proto_tris: np.ndarray      # (P,2) int64 [start, end) of each prototype's triangles
+    proto_spheres: np.ndarray   # (P,2) int64 [start, end) of each prototype's spheres
+    world_tris: int             # triangles [0, world_tris) are in world space
+    world_spheres: int          # spheres [0, world_spheres) are in world space
 
 
 # ------------------------------------------------------------------------------ lights

@@ -62,6 +62,12 @@ def os_error_line(exc):
     return f"{name}: {reason}" if name else reason
 
 
+def one_line(text):
+    """``text`` on one line: newlines and other control characters escaped (a file name
+    may contain them)."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in str(text))
+
+
 def run(prog, body, *args, **kwargs):
     """Call ``body(*args, **kwargs)`` and map its outcome to an exit status.
 
@@ -69,13 +75,13 @@ def run(prog, body, *args, **kwargs):
     try:
         status = body(*args, **kwargs)
     except UserError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except MemoryError:
         print(f"{prog}: error: out of memory (try a smaller size or count)", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as exc:
-        print(f"{prog}: error: {os_error_line(exc)}", file=sys.stderr)
+        print(f"{prog}: error: {one_line(os_error_line(exc))}", file=sys.stderr)
         return EXIT_IO
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; nothing written", file=sys.stderr)
@@ -85,6 +91,6 @@ def run(prog, body, *args, **kwargs):
             raise
         first = str(exc).splitlines()[0][:200] if str(exc) else ""
         print(f"{prog}: internal error (a bug; USERIO_TRACEBACK=1 shows where): "
-              f"{type(exc).__name__}: {first}", file=sys.stderr)
+              f"{type(exc).__name__}: {one_line(first)}", file=sys.stderr)
         return EXIT_INTERNAL
     return EXIT_OK if status is None else int(status)

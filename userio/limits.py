@@ -22,6 +22,11 @@ MEMORY_LIMIT = _memory_limit()
 
 
 def human_bytes(n):
+    """``n`` bytes in words (``1.5 GiB``); any size, however large."""
+    try:
+        n = float(n)
+    except OverflowError:
+        return "more than 10^300 bytes"
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
@@ -45,7 +50,11 @@ def check_number(value, name, lo=None, hi=None, lo_open=False, error=UserError, 
     """``value`` as a finite float in [lo, hi] (``lo_open``: > lo)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise error(name, f"must be a number, got {value!r}", file=file)
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:                # an integer beyond the float range
+        raise error(name, "must be a finite number, got an integer with "
+                    f"{len(str(abs(value)))} digits", file=file) from None
     if not math.isfinite(value):
         raise error(name, f"must be a finite number, got {value}", file=file)
     if lo is not None and (value <= lo if lo_open else value < lo):

@@ -9,6 +9,26 @@ import pathlib
 from .errors import UserError
 
 
+def parse_json(text, path, error=UserError):
+    """``json.loads(text)`` with every failure as one ``error`` naming ``path``: syntax
+    errors with line and column, nesting too deep for Python, integers too long."""
+    import json
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}",
+                    file=str(path)) from None
+    except RecursionError:
+        raise error(None, "invalid JSON: nested too deeply", file=str(path)) from None
+    except ValueError as exc:                # e.g. an integer of more than 4300 digits
+        raise error(None, f"invalid JSON: {str(exc).splitlines()[0]}", file=str(path)) from None
+
+
+def read_json(path, what="file", error=UserError):
+    """A UTF-8 JSON file parsed, every failure as one ``error`` naming the file."""
+    return parse_json(read_text(path, what, error), path, error)
+
+
 def read_text(path, what="file", error=UserError):
     """The text of ``path`` (str). ``error`` is the UserError subclass to raise.
 

@@ -95,7 +95,7 @@ def closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     ``_closest_hit``: passing the six arrays of ``acc`` by value on every call would cost
     more than a fast traversal.
     """
-    return _closest_hit(data_ptr(acc.nodes), acc.nodes.shape[0], data_ptr(acc.tris),
+    return _closest_hit(data_ptr(acc.nodes), acc.nodes.shape[0], 0, data_ptr(acc.tris),
                         data_ptr(acc.sph), data_ptr(acc.sph_id), ox, oy, oz, dx, dy, dz,
                         tmin, tmax)
 
@@ -144,8 +144,10 @@ def _push_hit_children(box, node, mask, dist, st_node, st_t, sp):
 
 
 @njit(cache=True, error_model="numpy")
-def _closest_hit(box, n_nodes, tri, sph, sph_id, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    """``closest_hit`` on the pointers to ``acc.nodes, acc.tris, acc.sph, acc.sph_id``."""
+def _closest_hit(box, n_nodes, root, tri, sph, sph_id, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """``closest_hit`` on the pointers to ``acc.nodes, acc.tris, acc.sph, acc.sph_id``,
+    starting at node ``root`` (0 for a BVH of its own; a prototype's root in the shared
+    arrays of ``raytrace.accel.instances``)."""
     if n_nodes == 0 or not (tmin < tmax):
         return Hit(INF, MISS, -1, 0.0, 0.0)
     best_t = tmax
@@ -164,7 +166,7 @@ def _closest_hit(box, n_nodes, tri, sph, sph_id, ox, oy, oz, dx, dy, dz, tmin, t
     uu = alloca_f64(BLOCK)
     vv = alloca_f64(BLOCK)
     sp = 0
-    node = np.int32(0)
+    node = np.int32(root)
     while True:
         if node >= 0:
             mask = node_mask(box, node, nx, ny, nz, box_ray, dist)
@@ -210,13 +212,13 @@ def any_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """True when the ray ``o + t d`` hits anything with ``tmin < t < tmax`` (early exit).
 
     Inlined into the caller like ``closest_hit``."""
-    return _any_hit(data_ptr(acc.nodes), acc.nodes.shape[0], data_ptr(acc.tris),
+    return _any_hit(data_ptr(acc.nodes), acc.nodes.shape[0], 0, data_ptr(acc.tris),
                     data_ptr(acc.sph), ox, oy, oz, dx, dy, dz, tmin, tmax)
 
 
 @njit(cache=True, error_model="numpy")
-def _any_hit(box, n_nodes, tri, sph, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    """``any_hit`` on the pointers to ``acc.nodes, acc.tris, acc.sph``."""
+def _any_hit(box, n_nodes, root, tri, sph, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """``any_hit`` on the pointers to ``acc.nodes, acc.tris, acc.sph``, from node ``root``."""
     if n_nodes == 0 or not (tmin < tmax):
         return False
     box_ray = alloca_f32(14)
@@ -228,7 +230,7 @@ def _any_hit(box, n_nodes, tri, sph, ox, oy, oz, dx, dy, dz, tmin, tmax):
     uu = alloca_f64(BLOCK)
     vv = alloca_f64(BLOCK)
     sp = 0
-    node = np.int32(0)
+    node = np.int32(root)
     while True:
         if node >= 0:
             mask = node_mask(box, node, nx, ny, nz, box_ray, dist)

@@ -1,11 +1,13 @@
-"""Scene queries shared by the integrators: closest hit and occlusion over the BVH
-(triangles, spheres) and the infinite planes, which live outside the BVH."""
+"""Scene queries shared by the integrators: closest hit and occlusion over the world BVH
+(triangles, spheres), the instances (``raytrace.accel.instances``) and the infinite
+planes, which live outside the BVH."""
 import math
 
 from numba import njit
 
 from ..accel import any_hit, closest_hit
-from ..layout import PLANE, Hit
+from ..accel.instances import any_instance_hit, closest_instance_hit
+from ..layout import PLANE, SceneHit
 from ..shapes import intersect_plane
 
 INF = math.inf
@@ -13,13 +15,19 @@ INF = math.inf
 
 @njit(cache=True, inline="always")
 def scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    """Closest hit over the BVH and the infinite planes -> :class:`~raytrace.layout.Hit`."""
-    hit = closest_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, tmax)
+    """Closest hit over the BVH, the instances and the infinite planes ->
+    :class:`~raytrace.layout.SceneHit`."""
+    h = closest_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, tmax)
+    hit = SceneHit(h.t, h.kind, h.index, h.u, h.v, -1)
+    if bvh.inst_nodes.shape[0] > 0:
+        g, inst = closest_instance_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, min(hit.t, tmax))
+        if inst >= 0 and g.t < hit.t:
+            hit = SceneHit(g.t, g.kind, g.index, g.u, g.v, inst)
     for p in range(geo.pl_d.shape[0]):
         tp = intersect_plane(geo.pl_n[p, 0], geo.pl_n[p, 1], geo.pl_n[p, 2], geo.pl_d[p],
                              ox, oy, oz, dx, dy, dz, tmin, min(hit.t, tmax))
         if tp < hit.t:
-            hit = Hit(tp, PLANE, p, 0.0, 0.0)
+            hit = SceneHit(tp, PLANE, p, 0.0, 0.0, -1)
     return hit
 
 
@@ -30,4 +38,6 @@ def scene_occluded(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
         if intersect_plane(geo.pl_n[p, 0], geo.pl_n[p, 1], geo.pl_n[p, 2], geo.pl_d[p],
                            ox, oy, oz, dx, dy, dz, tmin, tmax) < INF:
             return True
-    return any_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, tmax)
+    if any_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, tmax):
+        return True
+    return any_instance_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, tmax)

@@ -240,7 +240,7 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
             lr, lg, lb = lr + er, lg + eg, lb + eb
             break
         px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
-        gx, gy, gz, sx, sy, sz, mat, emit = hit_normals(geo, hit.kind, hit.index, hit.u, hit.v, px, py, pz)
+        gx, gy, gz, sx, sy, sz, mat, emit = hit_normals(geo, hit, px, py, pz)
         cos_g = -(gx * dx + gy * dy + gz * dz)
         if emit >= 0 and cos_g > 0.0:
             er, eg, eb = emitted_at_hit(lights, geo, hit, emit, ppx, ppy, ppz, px, py, pz, cos_g,
@@ -261,7 +261,7 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
                 break
         ior = geo.materials[mat, M_IOR]
         eta = ior if entering else 1.0 / ior
-        cr, cg, cb = base_color(geo, mat, M_COLOR, hit.kind, hit.index, hit.u, hit.v, px, py, pz)
+        cr, cg, cb = base_color(geo, mat, M_COLOR, hit, px, py, pz)
         t1x, t1y, t1z, b1x, b1y, b1z = orthonormal_basis(sx, sy, sz)
         wix = -(dx * t1x + dy * t1y + dz * t1z)
         wiy = -(dx * b1x + dy * b1y + dz * b1z)

@@ -29,12 +29,45 @@ def affine(m, k, px, py, pz):
 
 
 @njit(cache=True, inline="always")
-def hit_normals(geo, kind, idx, u, v, px, py, pz):
-    """-> (geometric normal (3), shading normal (3), material row, emitter row).
+def hit_normals(geo, hit, px, py, pz):
+    """-> (geometric normal (3), shading normal (3), material row, emitter row) at the
+    world point p of ``hit`` (a :class:`~raytrace.layout.SceneHit`).
 
     Both normals are unit and as the geometry defines them (not flipped towards the ray);
     the geometric normal points to the shape's front side (the side that emits); the
-    shading normal is interpolated (triangles) and may disagree a little with it."""
+    shading normal is interpolated (triangles) and may disagree a little with it. On an
+    instance, the prototype's object-space normals are mapped to world space by the
+    inverse transpose (the transpose of the world->object map) and its "inherit"
+    material rows (-1) become the instance's material."""
+    if hit.instance < 0:
+        return local_normals(geo, hit.kind, hit.index, hit.u, hit.v, px, py, pz)
+    k = hit.instance
+    m = geo.inst_w2o
+    qx, qy, qz = affine(m, k, px, py, pz)
+    gx, gy, gz, sx, sy, sz, mat, emit = local_normals(geo, hit.kind, hit.index, hit.u, hit.v, qx, qy, qz)
+    gx, gy, gz = _normal_to_world(m, k, gx, gy, gz)
+    sx, sy, sz = _normal_to_world(m, k, sx, sy, sz)
+    if mat < 0:
+        mat = geo.inst_mat[k]
+    return gx, gy, gz, sx, sy, sz, mat, emit
+
+
+@njit(cache=True, inline="always")
+def _normal_to_world(m, k, nx, ny, nz):
+    """Unit world normal of the object-space normal n of instance k (``m`` world->object)."""
+    wx = m[k, 0, 0] * nx + m[k, 1, 0] * ny + m[k, 2, 0] * nz
+    wy = m[k, 0, 1] * nx + m[k, 1, 1] * ny + m[k, 2, 1] * nz
+    wz = m[k, 0, 2] * nx + m[k, 1, 2] * ny + m[k, 2, 2] * nz
+    ln = math.sqrt(wx * wx + wy * wy + wz * wz)
+    if ln > 0.0:
+        return wx / ln, wy / ln, wz / ln
+    return nx, ny, nz
+
+
+@njit(cache=True, inline="always")
+def local_normals(geo, kind, idx, u, v, px, py, pz):
+    """:func:`hit_normals` in the primitive's own space (world space, or a prototype's
+    object space with p given there)."""
     if kind == TRIANGLE:
         w = 1.0 - u - v
         n = geo.tri_n                      # (no row views: each costs a reference count)
@@ -77,9 +110,19 @@ def sphere_uv(qx, qy, qz):
     return phi / (2.0 * math.pi), math.acos(cz) / math.pi
 
 
+@njit(cache=True, inline="always")
+def hit_uv(geo, hit, px, py, pz):
+    """Texture coordinates (tu, tv) of ``hit`` at the world point p (an instance's in its
+    prototype's object space)."""
+    if hit.instance >= 0:
+        px, py, pz = affine(geo.inst_w2o, hit.instance, px, py, pz)
+    return local_uv(geo, hit.kind, hit.index, hit.u, hit.v, px, py, pz)
+
+
 @njit(cache=True)
-def hit_uv(geo, kind, idx, u, v, px, py, pz):
-    """Texture coordinates (tu, tv) at a hit (see the module docstring)."""
+def local_uv(geo, kind, idx, u, v, px, py, pz):
+    """Texture coordinates (tu, tv) at a hit in the primitive's own space (see the
+    module docstring)."""
     if kind == TRIANGLE:
         w = 1.0 - u - v
         t = geo.tri_uv
@@ -94,12 +137,12 @@ def hit_uv(geo, kind, idx, u, v, px, py, pz):
 
 
 @njit(cache=True, inline="always")
-def base_color(geo, mat, col, kind, idx, u, v, px, py, pz):
+def base_color(geo, mat, col, hit, px, py, pz):
     """The material's colour slot ``col`` (a column of the material table), replaced by its
-    texture's value at the hit when the material has one."""
+    texture's value at ``hit`` (world point p) when the material has one."""
     mats = geo.materials
     tex = int(mats[mat, M_TEX])
     if tex < 0:
         return mats[mat, col], mats[mat, col + 1], mats[mat, col + 2]
-    tu, tv = hit_uv(geo, kind, idx, u, v, px, py, pz)
+    tu, tv = hit_uv(geo, hit, px, py, pz)
     return texture_rgb(geo.tex_info, geo.tex_texels, tex, tu, tv)

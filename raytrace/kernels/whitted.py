@@ -166,7 +166,7 @@ def trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, bounces, shadows, e
             out_r, out_g, out_b = out_r + wr * br, out_g + wg * bg, out_b + wb * bb
             continue
         px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
-        _, _, _, nx, ny, nz, m, emit = hit_normals(geo, hit.kind, hit.index, hit.u, hit.v, px, py, pz)
+        _, _, _, nx, ny, nz, m, emit = hit_normals(geo, hit, px, py, pz)
         cos_i = -(nx * dx + ny * dy + nz * dz)
         entering = cos_i >= 0.0
         if emit >= 0:
@@ -180,7 +180,7 @@ def trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, bounces, shadows, e
         if not entering:            # shade the side the ray came from
             nx, ny, nz, cos_i = -nx, -ny, -nz, -cos_i
         if mats[m, M_TEX] >= 0.0 and mats[m, M_TYPE] <= MAT_DIFFUSE:   # textured k_d
-            kd0, kd1, kd2 = base_color(geo, m, M_DIFFUSE, hit.kind, hit.index, hit.u, hit.v, px, py, pz)
+            kd0, kd1, kd2 = base_color(geo, m, M_DIFFUSE, hit, px, py, pz)
         else:
             kd0, kd1, kd2 = mats[m, M_DIFFUSE], mats[m, M_DIFFUSE + 1], mats[m, M_DIFFUSE + 2]
         # mirror direction of the eye ray
@@ -252,8 +252,8 @@ def render_aov(out_t, out_n, bvh, geo, cam):
             hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
             out_t[i, j] = hit.t
             if hit.kind != MISS:
-                _, _, _, nx, ny, nz, _, _ = hit_normals(geo, hit.kind, hit.index, hit.u, hit.v,
-                                                        ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz)
+                _, _, _, nx, ny, nz, _, _ = hit_normals(geo, hit, ox + hit.t * dx, oy + hit.t * dy,
+                                                        oz + hit.t * dz)
                 out_n[i, j, 0], out_n[i, j, 1], out_n[i, j, 2] = nx, ny, nz
             else:
                 out_n[i, j, 0] = out_n[i, j, 1] = out_n[i, j, 2] = 0.0

@@ -153,9 +153,16 @@ class _Builder:
         self.planes, self.plane_mats, self.plane_uvs = [], [], []
         self.emissions = []
         self.plugins = None
+        self.instances = []          # (prototype name, world matrix, material row, where)
 
     def textured(self, mat):
-        return self.table[mat, M_TEX] >= 0
+        """Whether triangles of material row ``mat`` need texture coordinates (always for
+        a prototype's "inherit" row -1: an instance may give it a textured material)."""
+        return mat < 0 or self.table[mat, M_TEX] >= 0
+
+    def counts(self):
+        """(triangles, spheres) added so far."""
+        return sum(len(t) for t in self.tris), len(self.spheres)
 
     def add_triangles(self, verts, faces, corner_normals, m, mat, where, strict=False,
                       corner_uv=None, emit=-1):
@@ -215,6 +222,9 @@ class _Builder:
         if kind == "group":
             for i, child in enumerate(obj["children"]):
                 self.visit(child, f"{where}.children[{i}]", m, mat, emission)
+            return
+        if kind == "instance":
+            self.instances.append((obj["prototype"], m, 0 if mat < 0 else mat, where))
             return
         if kind == "plane":
             if emission is not None and any(c > 0.0 for c in emission):
@@ -281,7 +291,41 @@ class _Builder:
             cn = None if normals is None else np.asarray(normals, np.float64)[faces]
             self.add_triangles(verts, faces, cn, m, mat, where, emit=emit)
 
-    def geometry(self, table, tex_info, tex_texels):
+    def prototypes(self, protos):
+        """Build the prototypes that instances use, in object space, after the world
+        objects; their primitives without a material of their own get row -1 (the
+        instance's). Returns {name: (index, (t0, t1), (s0, s1))}."""
+        used = []
+        for name, _, _, _ in self.instances:
+            if name not in used:
+                used.append(name)
+        out = {}
+        for k, name in enumerate(used):
+            t0, s0 = self.counts()
+            self.visit(protos[name], f"prototypes.{name}", np.eye(4), -1, None)
+            t1, s1 = self.counts()
+            out[name] = (k, (t0, t1), (s0, s1))
+        return out
+
+    def instance_table(self, built):
+        """(w2o (I,3,4), lo, hi (I,3), material (I,), prototype (I,)) of the instances."""
+        tri = np.concatenate(self.tris) if self.tris else np.zeros((0, 3, 3))
+        sph = np.array(self.spheres).reshape(-1, 4, 4)
+        n = len(self.instances)
+        w2o, lo, hi = np.zeros((n, 3, 4)), np.zeros((n, 3)), np.zeros((n, 3))
+        mats, protos = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        for i, (name, m, mat, where) in enumerate(self.instances):
+            k, (t0, t1), (s0, s1) = built[name]
+            corners = _prototype_corners(tri[t0:t1], sph[s0:s1])
+            if len(corners) == 0:
+                raise SceneError(where, f"prototype {name!r} holds no shapes")
+            world = corners @ m[:3, :3].T + m[:3, 3]
+            lo[i], hi[i] = world.min(axis=0), world.max(axis=0)
+            w2o[i] = np.linalg.inv(m)[:3, :]
+            mats[i], protos[i] = mat, k
+        return w2o, lo, hi, mats, protos
+
+    def geometry(self, table, tex_info, tex_texels, world_counts, built, instance_table):
         def cat(parts, shape, dtype=np.float64):
             return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(shape, dtype), dtype)
         tri = cat(self.tris, (0, 3, 3))
@@ -313,16 +357,37 @@ class _Builder:
             pl_uv=np.ascontiguousarray(np.array(self.plane_uvs).reshape(-1, 2, 4)),
             emission=np.ascontiguousarray(np.array(self.emissions, np.float64).reshape(-1, 3)),
             tex_info=tex_info, tex_texels=tex_texels,
+            inst_w2o=np.ascontiguousarray(instance_table[0]), inst_lo=np.ascontiguousarray(instance_table[1]),
+            inst_hi=np.ascontiguousarray(instance_table[2]), inst_mat=instance_table[3],
+            inst_proto=instance_table[4],
+            proto_tris=np.array([t for _, t, _ in sorted(built.values())], np.int64).reshape(-1, 2),
+            proto_spheres=np.array([s for _, _, s in sorted(built.values())], np.int64).reshape(-1, 2),
+            world_tris=int(world_counts[0]), world_spheres=int(world_counts[1]),
         )
 
 
 def build_geometry(data, scene_dir):
-    """Flatten ``data["objects"]`` (a validated scene dict) into a :class:`Geometry`."""
+    """Flatten ``data["objects"]`` (a validated scene dict) into a :class:`Geometry`:
+    world-space primitives first, then the prototypes that instances use (object
+    space), and the instance table."""
     textures = TextureTable(scene_dir)
     names, table = material_table(data.get("materials", {}), textures)
     rows = {n: i for i, n in enumerate(names)}
     b = _Builder(scene_dir, rows, table)
     for i, obj in enumerate(data.get("objects", [])):
         b.visit(obj, f"objects[{i}]", np.eye(4), 0, None)
+    world_counts = b.counts()
+    built = b.prototypes(data.get("prototypes", {}))
+    instances = b.instance_table(built)
     tex_info, tex_texels = textures.arrays()
-    return b.geometry(table, tex_info, tex_texels)
+    return b.geometry(table, tex_info, tex_texels, world_counts, built, instances)
+
+
+def _prototype_corners(tri, sph):
+    """Points whose bounding box bounds a prototype: triangle vertices and the 8 corners
+    of each sphere's (unit sphere mapped by its 4x4 object-to-world matrix) box."""
+    pts = [tri.reshape(-1, 3)]
+    if len(sph):
+        cube = np.array([[x, y, z, 1.0] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+        pts.append((cube @ sph.transpose(0, 2, 1))[..., :3].reshape(-1, 3))
+    return np.concatenate(pts)

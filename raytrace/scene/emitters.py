@@ -28,7 +28,10 @@ from ..layout import (ENV_CONSTANT, ENV_CUBE, ENV_NONE, LIGHT_DIRECTIONAL, LIGHT
 
 
 def _scene_bounds(geo):
-    pts = [geo.tri_v0, geo.tri_v1, geo.tri_v2, geo.sph_lo, geo.sph_hi]
+    """Centre and radius of the bounding sphere of the world-space shapes and instances."""
+    T, S = geo.world_tris, geo.world_spheres
+    pts = [geo.tri_v0[:T], geo.tri_v1[:T], geo.tri_v2[:T], geo.sph_lo[:S], geo.sph_hi[:S],
+           geo.inst_lo, geo.inst_hi]
     pts = [p for p in pts if len(p)]
     if not pts:
         return np.zeros(3), 1.0

@@ -5,10 +5,9 @@
 current folder). All input errors are raised as SceneError naming the file and field.
 """
 import copy
-import json
 import pathlib
 
-from userio.textio import read_text
+from userio.textio import read_json as read_json_file
 
 from ..camera import make_camera
 from ..errors import SceneError
@@ -36,25 +35,14 @@ class Scene:
 
 
 def read_json(path):
-    """Parse a JSON file (UTF-8); syntax errors become SceneError with line and column."""
-    text = read_text(path, "scene file", SceneError)
-    return parse_json(text, path)
-
-
-def parse_json(text, path):
-    """``json.loads`` with every failure as a SceneError naming ``path``."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SceneError(f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}",
-                         file=str(path)) from None
-    except RecursionError:
-        raise SceneError(None, "invalid JSON: nested too deeply", file=str(path)) from None
+    """Parse a JSON file (UTF-8); every failure is a SceneError naming the file (syntax
+    errors with line and column)."""
+    return read_json_file(path, "scene file", SceneError)
 
 
 def load_scene(source, base_dir=None):
     """Load and validate a scene, build its geometry and BVH. Returns a :class:`Scene`."""
-    from ..accel import build_accel
+    from ..accel.instances import build_scene_accel
 
     path = None
     if isinstance(source, dict):
@@ -76,7 +64,7 @@ def load_scene(source, base_dir=None):
         scene = Scene(data, base, path)
         geo = build_geometry(data, base)
         scene.geometry = geo
-        scene.accel = build_accel(geo.tri_v0, geo.tri_v1, geo.tri_v2, geo.sph_w2o, geo.sph_lo, geo.sph_hi)
+        scene.accel = build_scene_accel(geo)
     except SceneError as exc:
         raise exc.with_file(path if path else "<scene dict>") from None
     return scene

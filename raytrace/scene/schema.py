@@ -63,6 +63,7 @@ _CORE_OBJECTS = {
         "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/object"}}},
         "required": ["children"],
     },
+    "instance": {"properties": {"prototype": {"type": "string", "minLength": 1}}, "required": ["prototype"]},
 }
 
 _COMMON_OBJECT_KEYS = {
@@ -232,6 +233,7 @@ def build_schema():
             },
             "lights": {"type": "array", "items": {"$ref": "#/$defs/light"}},
             "objects": {"type": "array", "items": {"$ref": "#/$defs/object"}},
+            "prototypes": {"type": "object", "additionalProperties": {"$ref": "#/$defs/object"}},
         },
         "$defs": {
             "vec3": {"type": "array", "minItems": 3, "maxItems": 3, "items": _num},

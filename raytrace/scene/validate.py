@@ -132,21 +132,26 @@ def _check_values(data):
             stack.append((v, path + [k], depth + 1, groups))
 
 
+def _objects(data):
+    """Every object of the scene with its JSON path and whether it is inside a prototype,
+    group children included, parents before children."""
+    stack = [(obj, ["objects", i], False) for i, obj in reversed(list(enumerate(data.get("objects", []))))]
+    stack += [(obj, ["prototypes", name], True) for name, obj in reversed(list(data.get("prototypes", {}).items()))]
+    while stack:
+        obj, path, in_proto = stack.pop()
+        yield obj, path, in_proto
+        if obj.get("type") == "group":
+            children = obj.get("children", [])
+            stack += [(c, path + ["children", i], in_proto) for i, c in reversed(list(enumerate(children)))]
+
+
 def _check_materials(data):
     names = set(data.get("materials", {}))
-
-    def walk(objs, path):
-        for i, obj in enumerate(objs):
-            p = path + [i]
-            m = obj.get("material")
-            if m is not None and m not in names:
-                known = ", ".join(sorted(names)) or "none defined"
-                raise SceneError(json_path(p + ["material"]),
-                                 f"unknown material {m!r} (materials: {known})")
-            if obj.get("type") == "group":
-                walk(obj.get("children", []), p + ["children"])
-
-    walk(data.get("objects", []), ["objects"])
+    for obj, path, _ in _objects(data):
+        m = obj.get("material")
+        if m is not None and m not in names:
+            known = ", ".join(sorted(names)) or "none defined"
+            raise SceneError(json_path(path + ["material"]), f"unknown material {m!r} (materials: {known})")
 
 
 def _check_emission(data):
@@ -163,6 +168,26 @@ def _check_emission(data):
                 walk(obj.get("children", []), p + ["children"], here)
 
     walk(data.get("objects", []), ["objects"], False)
+
+
+def _check_prototypes(data):
+    """Instances name a prototype; prototypes hold no planes (infinite), no instances
+    (two levels only) and no emission (instanced shapes are not lights)."""
+    protos = data.get("prototypes", {})
+    for obj, path, in_proto in _objects(data):
+        kind = obj.get("type")
+        if kind == "instance":
+            if in_proto:
+                raise SceneError(json_path(path), "a prototype cannot hold instances (only two levels)")
+            if obj["prototype"] not in protos:
+                known = ", ".join(sorted(protos)) or "none defined"
+                raise SceneError(json_path(path + ["prototype"]),
+                                 f"unknown prototype {obj['prototype']!r} (prototypes: {known})")
+        if in_proto and kind == "plane":
+            raise SceneError(json_path(path), "a prototype cannot hold an infinite plane")
+        if in_proto and "emission" in obj:
+            raise SceneError(json_path(path + ["emission"]), "instanced shapes cannot emit "
+                             "(place an emitter as an ordinary object)")
 
 
 def _check_camera(cam):
@@ -198,3 +223,4 @@ def validate_scene(data):
     _check_camera(data["camera"])
     _check_materials(data)
     _check_emission(data)
+    _check_prototypes(data)

@@ -1,0 +1,208 @@
+"""Two-level acceleration: a BVH over instances, each showing a shared prototype BVH.
+
+A mesh used many times is stored once. :func:`build_scene_accel` builds
+
+- the world BVH over primitives placed in world space (as :func:`build_accel` does);
+- one BVH per prototype over its object-space primitives, all packed into shared
+  ``proto_*`` arrays (child ids, block and sphere slots rebased; ``inst_root`` gives each
+  instance's prototype root node);
+- the top-level BVH over the instances' world boxes. It reuses the builder's sphere
+  leaves: a "sphere" slot of ``inst_nodes`` holds an instance's world->object map
+  (``inst_xf``, the same (3, 4) shape) and its instance index (``inst_id``).
+
+A query (:func:`closest_instance_hit`, :func:`any_instance_hit`) walks the top level;
+at an instance it maps the ray into object space (the direction is not renormalised, so
+``t`` is the same in both spaces) and runs the one-level traversal from the prototype's
+root. Scenes without instances have empty top-level arrays and pay one length test.
+"""
+from typing import NamedTuple
+
+import numpy as np
+from numba import carray, njit
+
+from raytrace.accel.build import BLOCK, CHILD_ROW, ID_ROW, Accel, build_accel
+from raytrace.accel.lowlevel import alloca_f32, alloca_f64, alloca_i32, ctz, data_ptr, offset
+from raytrace.accel.simd import child_of, node_mask
+from raytrace.accel.traverse import (_TFAR_SCALE, INF, STACK_SIZE, WIDTH, _any_hit, _closest_hit,
+                                     _push_hit_children, _ray_setup)
+from raytrace.layout import LEAF_KIND_TRI, MISS, Hit, encode_leaf, leaf_count, leaf_kind, leaf_start
+
+
+class SceneAccel(NamedTuple):
+    """The world BVH (the fields of :class:`~raytrace.accel.build.Accel`, so that
+    ``closest_hit`` takes it as it is) plus the instance levels (see the module docs)."""
+    nodes: np.ndarray
+    nodes_i: np.ndarray
+    tris: np.ndarray
+    tris_i: np.ndarray
+    sph: np.ndarray
+    sph_id: np.ndarray
+    inst_nodes: np.ndarray      # (N, NODE_ROWS, WIDTH) float32 top level
+    inst_xf: np.ndarray         # (I, 3, 4) leaf-ordered world -> object maps
+    inst_id: np.ndarray         # (I,) int64 instance index of each slot
+    inst_root: np.ndarray       # (I,) int64 root node (in proto_nodes) of each slot's prototype
+    proto_nodes: np.ndarray     # prototype BVHs, concatenated
+    proto_tris: np.ndarray
+    proto_sph: np.ndarray
+    proto_sph_id: np.ndarray
+
+
+def _rebase(acc, node_off, block_off, sph_off):
+    """Child ids of ``acc`` shifted for packing behind earlier BVHs."""
+    child = acc.nodes_i[:, CHILD_ROW, :].copy()
+    inner = child >= 0
+    child[inner] += node_off
+    for n, c in zip(*np.nonzero(child < 0)):
+        x = child[n, c]
+        start = int(leaf_start(x)) + (block_off if leaf_kind(x) == LEAF_KIND_TRI else sph_off)
+        child[n, c] = encode_leaf(start, int(leaf_count(x)), int(leaf_kind(x)))
+    return child
+
+
+def _pack_prototypes(parts):
+    """Concatenate prototype BVHs -> (nodes, tris, sph, sph_id, roots)."""
+    from raytrace.accel.build import _aligned_empty
+    n_nodes = sum(len(a.nodes) for a in parts)
+    nodes = _aligned_empty((n_nodes,) + parts[0].nodes.shape[1:], np.float32) if parts else \
+        np.zeros((0, 8, WIDTH), np.float32)
+    n_blocks = sum(len(a.tris) for a in parts)
+    tris = _aligned_empty((n_blocks, 10, BLOCK), np.float64)
+    sph = np.zeros((sum(len(a.sph) for a in parts), 3, 4))
+    sph_id = np.zeros(len(sph), np.int64)
+    roots = []
+    no = bo = so = 0
+    for a in parts:
+        nodes[no:no + len(a.nodes)] = a.nodes
+        nodes.view(np.int32)[no:no + len(a.nodes), CHILD_ROW, :] = _rebase(a, no, bo, so)
+        tris[bo:bo + len(a.tris)] = a.tris
+        sph[so:so + len(a.sph)] = a.sph
+        sph_id[so:so + len(a.sph)] = a.sph_id
+        roots.append(no)
+        no, bo, so = no + len(a.nodes), bo + len(a.tris), so + len(a.sph)
+    return nodes, tris, sph, sph_id, np.array(roots, np.int64)
+
+
+def build_scene_accel(geo):
+    """The :class:`SceneAccel` of a :class:`raytrace.layout.Geometry`."""
+    T, S = geo.world_tris, geo.world_spheres
+    world = build_accel(geo.tri_v0[:T], geo.tri_v1[:T], geo.tri_v2[:T], geo.sph_w2o[:S],
+                        geo.sph_lo[:S], geo.sph_hi[:S])
+    parts = []
+    for (t0, t1), (s0, s1) in zip(geo.proto_tris, geo.proto_spheres):
+        a = build_accel(geo.tri_v0[t0:t1], geo.tri_v1[t0:t1], geo.tri_v2[t0:t1], geo.sph_w2o[s0:s1],
+                        geo.sph_lo[s0:s1], geo.sph_hi[s0:s1])
+        ids = a.tris_i[:, ID_ROW, :]
+        ids[ids >= 0] += t0                    # triangle ids index the whole geometry
+        parts.append(a._replace(sph_id=a.sph_id + s0))
+    pnodes, ptris, psph, psph_id, roots = _pack_prototypes(parts)
+    top = build_accel(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)), geo.inst_w2o,
+                      geo.inst_lo, geo.inst_hi)
+    inst_root = roots[geo.inst_proto[top.sph_id]] if len(top.sph_id) else np.zeros(0, np.int64)
+    return SceneAccel(*world, inst_nodes=top.nodes, inst_xf=top.sph, inst_id=top.sph_id,
+                      inst_root=np.ascontiguousarray(inst_root, np.int64), proto_nodes=pnodes,
+                      proto_tris=ptris, proto_sph=np.ascontiguousarray(psph),
+                      proto_sph_id=psph_id)
+
+
+@njit(cache=True, inline="always")
+def _to_object(xf, s, ox, oy, oz, dx, dy, dz):
+    """The ray mapped by the (3, 4) affine map of slot ``s`` (direction not renormalised)."""
+    m = carray(offset(xf, 12 * s), (3, 4))
+    return (m[0, 0] * ox + m[0, 1] * oy + m[0, 2] * oz + m[0, 3],
+            m[1, 0] * ox + m[1, 1] * oy + m[1, 2] * oz + m[1, 3],
+            m[2, 0] * ox + m[2, 1] * oy + m[2, 2] * oz + m[2, 3],
+            m[0, 0] * dx + m[0, 1] * dy + m[0, 2] * dz,
+            m[1, 0] * dx + m[1, 1] * dy + m[1, 2] * dz,
+            m[2, 0] * dx + m[2, 1] * dy + m[2, 2] * dz)
+
+
+@njit(cache=True, inline="always")
+def closest_instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """Closest hit among the instances with ``tmin < t < tmax`` -> (Hit, instance); the
+    hit's index points into the whole geometry's arrays, ``instance`` is -1 on a miss."""
+    if acc.inst_nodes.shape[0] == 0:
+        return Hit(INF, MISS, -1, 0.0, 0.0), -1
+    return _closest_instance_hit(data_ptr(acc.inst_nodes), data_ptr(acc.inst_xf), data_ptr(acc.inst_id),
+                                 data_ptr(acc.inst_root), data_ptr(acc.proto_nodes), data_ptr(acc.proto_tris),
+                                 data_ptr(acc.proto_sph), data_ptr(acc.proto_sph_id),
+                                 ox, oy, oz, dx, dy, dz, tmin, tmax)
+
+
+@njit(cache=True, error_model="numpy")
+def _closest_instance_hit(box, xf, inst_id, inst_root, pbox, ptri, psph, psph_id,
+                          ox, oy, oz, dx, dy, dz, tmin, tmax):
+    best = Hit(INF, MISS, -1, 0.0, 0.0)
+    best_inst = -1
+    box_ray = alloca_f32(14)
+    tri_ray = alloca_f64(8)
+    nx, ny, nz, _, _, _ = _ray_setup(ox, oy, oz, dx, dy, dz, tmin, tmax, box_ray, tri_ray)
+    st_node = alloca_i32(STACK_SIZE)
+    st_t = alloca_f32(STACK_SIZE)
+    dist = alloca_f32(WIDTH)
+    sp = 0
+    node = np.int32(0)
+    limit = tmax
+    while True:
+        if node >= 0:
+            mask = node_mask(box, node, nx, ny, nz, box_ray, dist)
+            if mask != 0:
+                node, sp = _push_hit_children(box, node, mask, dist, st_node, st_t, sp)
+                continue
+        else:
+            s0 = leaf_start(node)
+            for s in range(s0, s0 + leaf_count(node)):
+                qox, qoy, qoz, qdx, qdy, qdz = _to_object(xf, s, ox, oy, oz, dx, dy, dz)
+                h = _closest_hit(pbox, 1, inst_root[s], ptri, psph, psph_id, qox, qoy, qoz, qdx, qdy, qdz,
+                                 tmin, limit)
+                if h.kind != MISS and h.t < limit:
+                    best, best_inst, limit = h, inst_id[s], h.t
+            box_ray[13] = np.float32(limit) * _TFAR_SCALE
+        while sp > 0 and st_t[sp - 1] > box_ray[13]:
+            sp -= 1
+        if sp == 0:
+            break
+        sp -= 1
+        node = st_node[sp]
+    return best, best_inst
+
+
+@njit(cache=True, inline="always")
+def any_instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """True when some instance is hit with ``tmin < t < tmax``."""
+    if acc.inst_nodes.shape[0] == 0:
+        return False
+    return _any_instance_hit(data_ptr(acc.inst_nodes), data_ptr(acc.inst_xf), data_ptr(acc.inst_root),
+                             data_ptr(acc.proto_nodes), data_ptr(acc.proto_tris), data_ptr(acc.proto_sph),
+                             ox, oy, oz, dx, dy, dz, tmin, tmax)
+
+
+@njit(cache=True, error_model="numpy")
+def _any_instance_hit(box, xf, inst_root, pbox, ptri, psph, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    box_ray = alloca_f32(14)
+    tri_ray = alloca_f64(8)
+    nx, ny, nz, _, _, _ = _ray_setup(ox, oy, oz, dx, dy, dz, tmin, tmax, box_ray, tri_ray)
+    st_node = alloca_i32(STACK_SIZE)
+    dist = alloca_f32(WIDTH)
+    sp = 0
+    node = np.int32(0)
+    while True:
+        if node >= 0:
+            mask = node_mask(box, node, nx, ny, nz, box_ray, dist)
+            while mask != 0:
+                c = ctz(mask)
+                mask &= mask - 1
+                st_node[sp] = child_of(box, node, c)
+                sp += 1
+        else:
+            s0 = leaf_start(node)
+            for s in range(s0, s0 + leaf_count(node)):
+                qox, qoy, qoz, qdx, qdy, qdz = _to_object(xf, s, ox, oy, oz, dx, dy, dz)
+                if _any_hit(pbox, 1, inst_root[s], ptri, psph, qox, qoy, qoz, qdx, qdy, qdz, tmin, tmax):
+                    return True
+        if sp == 0:
+            return False
+        sp -= 1
+        node = st_node[sp]
+
+
+__all__ = ["SceneAccel", "build_scene_accel", "closest_instance_hit", "any_instance_hit", "Accel"]
