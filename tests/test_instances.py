@@ -186,9 +186,6 @@ def _brute(geo, o, d, t0, t1):
      r"prototypes\.thing\.children\[1\]\.emission: instanced shapes cannot emit"),
     (lambda s: s["prototypes"]["thing"]["children"].append({"type": "instance", "prototype": "thing"}),
      r"prototypes\.thing\.children\[3\]: a prototype cannot hold instances"),
-    (lambda s: s["prototypes"].update(empty={"type": "group", "children": []}) or
-     s["objects"].append({"type": "instance", "prototype": "empty"}),
-     r"objects\[7\]: prototype 'empty' holds no shapes"),
 ])
 def test_bad_prototypes_and_instances(mutate, message):
     import pathlib
@@ -197,3 +194,23 @@ def test_bad_prototypes_and_instances(mutate, message):
     mutate(s)
     with pytest.raises(raytrace.SceneError, match=message):
         raytrace.load_scene(s, base_dir=pathlib.Path(__file__).resolve().parent)
+
+
+def test_an_empty_prototype_shows_nothing():
+    import pathlib
+    s = instanced()
+    s["prototypes"] = dict(s["prototypes"], empty={"type": "group", "children": []})
+    s["objects"] += [{"type": "instance", "prototype": "empty"}] * 3
+    scene = raytrace.load_scene(s, base_dir=pathlib.Path(__file__).resolve().parent)
+    assert len(scene.geometry.inst_w2o) == len(PLACES)
+
+
+def test_a_prototype_used_once_is_placed_in_world_space():
+    import pathlib
+    base = pathlib.Path(__file__).resolve().parent
+    one = dict(instanced(), objects=instanced()["objects"][:1] + EXTRA)
+    flat = dict(flattened(), objects=flattened()["objects"][:1] + EXTRA)
+    a, b = raytrace.load_scene(one, base_dir=base), raytrace.load_scene(flat, base_dir=base)
+    assert len(a.geometry.inst_w2o) == 0 and a.geometry.world_tris == b.geometry.world_tris
+    kw = dict(width=32, height=24, spp=2, integrator="path")
+    assert np.array_equal(raytrace.render(a, **kw), raytrace.render(b, **kw))

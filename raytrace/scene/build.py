@@ -154,6 +154,8 @@ class _Builder:
         self.emissions = []
         self.plugins = None
         self.instances = []          # (prototype name, world matrix, material row, where)
+        self.prototype_defs = {}     # name -> object (the scene's "prototypes")
+        self.uses = {}               # name -> how many instances show it
 
     def textured(self, mat):
         """Whether triangles of material row ``mat`` need texture coordinates (always for
@@ -224,7 +226,11 @@ class _Builder:
                 self.visit(child, f"{where}.children[{i}]", m, mat, emission)
             return
         if kind == "instance":
-            self.instances.append((obj["prototype"], m, 0 if mat < 0 else mat, where))
+            name = obj["prototype"]
+            if self.uses.get(name, 0) == 1:       # used once: placed in world space directly
+                self.visit(self.prototype_defs[name], f"prototypes.{name}", m, mat, None)
+            else:
+                self.instances.append((name, m, 0 if mat < 0 else mat, where))
             return
         if kind == "plane":
             if emission is not None and any(c > 0.0 for c in emission):
@@ -308,22 +314,26 @@ class _Builder:
         return out
 
     def instance_table(self, built):
-        """(w2o (I,3,4), lo, hi (I,3), material (I,), prototype (I,)) of the instances."""
+        """(w2o (I,3,4), lo, hi (I,3), material (I,), prototype (I,)) of the instances of
+        non-empty prototypes. World boxes are exact: the prototype's distinct vertices
+        and its spheres' ellipsoids, mapped by each instance's transform."""
         tri = np.concatenate(self.tris) if self.tris else np.zeros((0, 3, 3))
         sph = np.array(self.spheres).reshape(-1, 4, 4)
-        n = len(self.instances)
-        w2o, lo, hi = np.zeros((n, 3, 4)), np.zeros((n, 3)), np.zeros((n, 3))
-        mats, protos = np.zeros(n, np.int64), np.zeros(n, np.int64)
-        for i, (name, m, mat, where) in enumerate(self.instances):
+        shapes = {}
+        rows = []
+        for name, m, mat, where in self.instances:
             k, (t0, t1), (s0, s1) = built[name]
-            corners = _prototype_corners(tri[t0:t1], sph[s0:s1])
-            if len(corners) == 0:
-                raise SceneError(where, f"prototype {name!r} holds no shapes")
-            world = corners @ m[:3, :3].T + m[:3, 3]
-            lo[i], hi[i] = world.min(axis=0), world.max(axis=0)
-            w2o[i] = np.linalg.inv(m)[:3, :]
-            mats[i], protos[i] = mat, k
-        return w2o, lo, hi, mats, protos
+            if name not in shapes:
+                shapes[name] = (np.unique(tri[t0:t1].reshape(-1, 3), axis=0), sph[s0:s1])
+            points, spheres = shapes[name]
+            if len(points) == 0 and len(spheres) == 0:
+                continue                        # an empty prototype shows nothing
+            lo, hi = _world_box(points, spheres, m)
+            rows.append((np.linalg.inv(m)[:3, :], lo, hi, mat, k))
+        n = len(rows)
+        return (np.array([r[0] for r in rows]).reshape(n, 3, 4), np.array([r[1] for r in rows]).reshape(n, 3),
+                np.array([r[2] for r in rows]).reshape(n, 3), np.array([r[3] for r in rows], np.int64),
+                np.array([r[4] for r in rows], np.int64))
 
     def geometry(self, table, tex_info, tex_texels, world_counts, built, instance_table):
         def cat(parts, shape, dtype=np.float64):
@@ -368,12 +378,16 @@ class _Builder:
 
 def build_geometry(data, scene_dir):
     """Flatten ``data["objects"]`` (a validated scene dict) into a :class:`Geometry`:
-    world-space primitives first, then the prototypes that instances use (object
-    space), and the instance table."""
+    world-space primitives first, then the prototypes that instances share (object
+    space), and the instance table. A prototype shown by one instance only is placed in
+    world space directly: it is stored once either way, and the world BVH is faster than
+    going through an instance."""
     textures = TextureTable(scene_dir)
     names, table = material_table(data.get("materials", {}), textures)
     rows = {n: i for i, n in enumerate(names)}
     b = _Builder(scene_dir, rows, table)
+    b.prototype_defs = data.get("prototypes", {})
+    b.uses = _instance_counts(data.get("objects", []))
     for i, obj in enumerate(data.get("objects", [])):
         b.visit(obj, f"objects[{i}]", np.eye(4), 0, None)
     world_counts = b.counts()
@@ -383,11 +397,26 @@ def build_geometry(data, scene_dir):
     return b.geometry(table, tex_info, tex_texels, world_counts, built, instances)
 
 
-def _prototype_corners(tri, sph):
-    """Points whose bounding box bounds a prototype: triangle vertices and the 8 corners
-    of each sphere's (unit sphere mapped by its 4x4 object-to-world matrix) box."""
-    pts = [tri.reshape(-1, 3)]
-    if len(sph):
-        cube = np.array([[x, y, z, 1.0] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
-        pts.append((cube @ sph.transpose(0, 2, 1))[..., :3].reshape(-1, 3))
-    return np.concatenate(pts)
+def _instance_counts(objects):
+    """Prototype name -> number of instances of it among ``objects`` (groups included)."""
+    counts, stack = {}, list(objects)
+    while stack:
+        obj = stack.pop()
+        if obj.get("type") == "instance":
+            counts[obj["prototype"]] = counts.get(obj["prototype"], 0) + 1
+        stack += obj.get("children", []) if obj.get("type") == "group" else []
+    return counts
+
+
+def _world_box(points, spheres, m):
+    """World AABB of a prototype's vertices ``points`` (n, 3) and sphere maps ``spheres``
+    (k, 4, 4 object->prototype space) placed by the 4x4 matrix ``m``."""
+    lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+    if len(points):
+        world = points @ m[:3, :3].T + m[:3, 3]
+        lo, hi = world.min(axis=0), world.max(axis=0)
+    for o2w in spheres:
+        w = m @ o2w                              # unit sphere -> world
+        ext = np.linalg.norm(w[:3, :3], axis=1)
+        lo, hi = np.minimum(lo, w[:3, 3] - ext), np.maximum(hi, w[:3, 3] + ext)
+    return lo, hi
