@@ -149,7 +149,11 @@ class Geometry(NamedTuple):
     [start, end) ranges) and hold object-space data, placed by instances: instance ``i``
     shows prototype ``inst_proto[i]`` through the affine map ``inst_w2o[i]`` (world ->
     object), with ``inst_mat[i]`` for the prototype's primitives whose material row is -1
-    (none of their own). Prototype primitives never emit."""
+    (none of their own). Prototype primitives never emit.
+
+    Object ids: every leaf object of the scene (a sphere, a mesh, an instance, ...) has
+    an id, in the order the scene lists them (``Scene.object_names`` names them); a hit
+    on an instance has the instance's id."""
     tri_v0: np.ndarray          # (T,3) world-space vertices
     tri_v1: np.ndarray
     tri_v2: np.ndarray
@@ -181,6 +185,10 @@ class Geometry(NamedTuple):
     inst_proto: np.ndarray      # (I,) int64 prototype index
     proto_tris: np.ndarray      # (P,2) int64 [start, end) of each prototype's triangles
     proto_spheres: np.ndarray   # (P,2) int64 [start, end) of each prototype's spheres
+    inst_obj: np.ndarray        # (I,) int64 object id of each instance
+    tri_obj: np.ndarray         # (T,) int64 object id (-1 inside shared prototypes)
+    sph_obj: np.ndarray         # (S,) int64
+    pl_obj: np.ndarray          # (P,) int64
     world_tris: int             # triangles [0, world_tris) are in world space
     world_spheres: int          # spheres [0, world_spheres) are in world space
 
@@ -253,6 +261,21 @@ class Camera(NamedTuple):
     half_height: float        # tan(fov / 2) (perspective) or half the view height
     lens_radius: float        # thin lens: aperture radius (0: a pinhole)
     focus_distance: float     # thin lens: distance of the plane in focus, along forward
+
+
+# ------------------------------------------------------------------------------ AOVs
+# Arbitrary output variables. The filtered ones are accumulated per pixel over the same
+# samples as the colour (float64 columns of the AOV buffer below), then divided: albedo
+# and normal by the samples, depth and position by the samples that hit something. The
+# id AOVs come through the pixel centres (exact integers, -1 for nothing); "samples" is
+# the number of colour samples each pixel holds.
+AOV_ALBEDO, AOV_NORMAL, AOV_DEPTH, AOV_POSITION, AOV_UV, AOV_HITS = 0, 3, 6, 7, 10, 12
+AOV_WIDTH = 13
+FILTERED_AOVS = {"albedo": (AOV_ALBEDO, 3), "normal": (AOV_NORMAL, 3), "depth": (AOV_DEPTH, 1),
+                 "position": (AOV_POSITION, 3), "uv": (AOV_UV, 2)}
+ID_AOVS = ("object_id", "material_id")
+AOVS = tuple(FILTERED_AOVS) + ID_AOVS + ("samples",)
+PATH_SAMPLING, WHITTED_SAMPLING = 0, 1      # whose camera samples an AOV pass follows
 
 
 # --------------------------------------------------------------------------- settings

@@ -26,10 +26,12 @@ from .camera import make_camera
 from .cubemap import load_cube_map
 from .errors import SceneError
 from .image import RenderedImage, RenderInfo
+from .kernels import aov as ak
 from .kernels import path as pk
 from .kernels import whitted as wk
 from .kernels.sampling import gaussian_inverse_cdf_table
-from .layout import FILTERS, SAMPLERS, Environment, Settings
+from .layout import (AOV_HITS, AOV_WIDTH, AOVS, FILTERED_AOVS, FILTERS, PATH_SAMPLING, SAMPLERS,
+                     WHITTED_SAMPLING, Environment, Settings)
 from .scene.emitters import build_lights
 from .scene.lights import punctual_lights
 from .scene.schema import SETTING_LIMITS
@@ -153,7 +155,7 @@ def environment(scene):
 
 
 # ------------------------------------------------------------------------- rendering
-def render(scene, progress=False, callback=None, variance=False, **overrides):
+def render(scene, progress=False, callback=None, variance=False, aovs=(), **overrides):
     """Render ``scene`` (from :func:`raytrace.load_scene`) -> :class:`RenderedImage`
     ((H, W, 3) float32 linear radiance with ``info``).
 
@@ -161,6 +163,12 @@ def render(scene, progress=False, callback=None, variance=False, **overrides):
     float32, the estimated variance of each pixel's mean, from the spread of the passes
     (see :func:`raytrace.kernels.path.mean_and_variance`; use the ``independent``
     sampler for an unbiased estimate, Sobol over-estimates).
+
+    ``aovs``: names from :data:`raytrace.layout.AOVS` (``albedo``, ``normal``,
+    ``depth``, ``position``, ``uv``, ``object_id``, ``material_id``, ``samples``);
+    ``image.aovs`` then maps each to an array (H, W, 3|2) float32 or (H, W) float32 /
+    int32. The filtered ones use the colour's camera samples (see
+    :mod:`raytrace.kernels.aov`), the ids the pixel centres.
 
     Overrides: ``width``, ``height``, ``spp``, ``filter``, ``seed``, ``integrator``
     (``"whitted"`` or ``"path"``), Whitted's ``bounces``, ``shadows``, the path
@@ -173,18 +181,70 @@ def render(scene, progress=False, callback=None, variance=False, **overrides):
     carrying the image of the passes done.
     """
     s = resolve_settings(scene, overrides)
+    aovs = check_aovs(aovs)
     if variance and s["integrator"] != "path":
         raise SceneError("variance", "a variance estimate needs the path tracer (integrator 'path')")
     t0 = time.perf_counter()
     var = None
+    aov_buf = np.zeros((s["height"], s["width"], AOV_WIDTH)) if set(aovs) & set(FILTERED_AOVS) else None
     if s["integrator"] == "path":
-        image, var, done, nonfinite = _render_path(scene, s, progress, callback, t0)
+        image, var, done, nonfinite = _render_path(scene, s, progress, callback, t0, aov_buf)
     else:
-        image, done, nonfinite = _render_whitted(scene, s, progress, callback), s["spp"], 0
-    out = RenderedImage(image, _info(s, done, nonfinite, t0))
+        image, done, nonfinite = _render_whitted(scene, s, progress, callback), s["spp"], np.zeros(1, np.int64)
+        if aov_buf is not None:
+            for sample in range(s["spp"]):
+                _aov_pass(scene, s, aov_buf, sample, WHITTED_SAMPLING)
+    out = RenderedImage(image, _info(s, done, int(nonfinite.sum()), t0))
     if variance:
         out.variance = var
+    if aovs:
+        out.aovs = finish_aovs(scene, s, aovs, aov_buf, done, nonfinite)
     return out
+
+
+def check_aovs(aovs):
+    """The requested AOV names as a tuple (SceneError for an unknown one)."""
+    names = (aovs,) if isinstance(aovs, str) else tuple(aovs or ())
+    for name in names:
+        if name not in AOVS:
+            raise SceneError("aovs", f"unknown AOV {name!r} (known: {', '.join(AOVS)})")
+    return tuple(dict.fromkeys(names))
+
+
+def _aov_pass(scene, s, buf, sample, sampling):
+    ak.render_aov_pass(buf, sample, scene.accel, scene.geometry, environment(scene),
+                       make_camera(scene.data["camera"]), kernel_settings(s), gaussian_inverse_cdf_table(),
+                       sampling)
+
+
+def finish_aovs(scene, s, names, buf, done, nonfinite):
+    """name -> array of the AOVs asked for (see :func:`render`)."""
+    out = {}
+    h, w = s["height"], s["width"]
+    if buf is not None:
+        n = max(done, 1)
+        hits = buf[..., AOV_HITS]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for name in names:
+                if name not in FILTERED_AOVS:
+                    continue
+                col, k = FILTERED_AOVS[name]
+                if name in ("albedo", "normal"):
+                    a = buf[..., col:col + k] / n
+                else:
+                    a = np.where(hits[..., None] > 0, buf[..., col:col + k] / hits[..., None],
+                                 np.inf if name == "depth" else 0.0)
+                out[name] = np.ascontiguousarray(a[..., 0] if k == 1 else a, np.float32)
+    if "object_id" in names or "material_id" in names:
+        obj, mat = np.empty((h, w), np.int64), np.empty((h, w), np.int64)
+        ak.render_ids(obj, mat, scene.accel, scene.geometry, make_camera(scene.data["camera"]))
+        for name, ids in (("object_id", obj), ("material_id", mat)):
+            if name in names:
+                out[name] = ids.astype(np.int32)
+    if "samples" in names:
+        out["samples"] = (done - np.broadcast_to(nonfinite, (h, w)) if nonfinite.ndim == 2
+                          else np.full((h, w), done)).astype(np.int32)
+    return {name: out[name] for name in names}
 
 
 def _info(s, done, nonfinite, t0):
@@ -257,8 +317,9 @@ class _StopFlag:
                 signal.signal(signal.SIGINT, self._old)
 
 
-def _render_path(scene, s, progress, callback, t0):
-    """-> (image or None, its variance, passes done, samples dropped as non-finite)."""
+def _render_path(scene, s, progress, callback, t0, aov_buf=None):
+    """-> (image or None, its variance, passes done, per-pixel counts of samples dropped
+    as non-finite). ``aov_buf`` (or None) receives an AOV sample per pass."""
     cam = make_camera(scene.data["camera"])
     lights = scene_lights(scene)
     cube = cube_map(scene)
@@ -280,6 +341,8 @@ def _render_path(scene, s, progress, callback, t0):
                     break
                 pk.render_pass(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
                                cube, cam, settings, table)
+                if aov_buf is not None:
+                    _aov_pass(scene, s, aov_buf, sample, PATH_SAMPLING)
                 if bar is not None:
                     bar.update(1)
                 if callback is not None:
@@ -299,7 +362,7 @@ def _render_path(scene, s, progress, callback, t0):
             image = RenderedImage(image, _info(s, done, int(nonfinite.sum()), t0))
             image.variance = var
         raise RenderInterrupted(image, done, spp)
-    return image, var, done, int(nonfinite.sum())
+    return image, var, done, nonfinite
 
 
 def render_aovs(scene, width=None, height=None):

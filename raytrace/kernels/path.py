@@ -295,16 +295,15 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
 
 
 @njit(cache=True)
-def render_row(accum, i, sample, bvh, geo, lights, cube, cam, settings, filter_table):
+def render_row(accum, nonfinite, i, sample, bvh, geo, lights, cube, cam, settings, filter_table):
     """Add sample ``sample`` of every pixel of row ``i`` to ``accum`` (channels 0-2 the
-    radiance, 3-5 its square) and return how many came out NaN or infinite (those are
-    not added).
+    radiance, 3-5 its square); a sample that comes out NaN or infinite is not added but
+    counted in ``nonfinite[i, j]``.
 
     One function holds the pixel loop and (inlined) the path loop: the scene's arrays
     change hands once per row, borrowed (no reference counting per call), and the path
     tracer is compiled once."""
     bvh, geo, lights, cube = borrow(bvh), borrow(geo), borrow(lights), borrow(cube)
-    bad = 0
     for j in range(accum.shape[1]):
         ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, sample)
         lr, lg, lb = trace_path(bvh, geo, lights, cube, settings, i * settings.width + j, sample,
@@ -317,8 +316,7 @@ def render_row(accum, i, sample, bvh, geo, lights, cube, cam, settings, filter_t
             accum[i, j, 4] += lg * lg
             accum[i, j, 5] += lb * lb
         else:
-            bad += 1
-    return bad
+            nonfinite[i, j] += 1
 
 
 @njit(cache=True, parallel=True)
@@ -328,13 +326,13 @@ def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, cube, cam, 
 
     Rows are visited in the order ``(k * settings.row_stride) % H`` so that each thread's
     share of the rows is spread over the image. Samples that come out NaN or infinite are
-    not added; ``nonfinite[row]`` counts them (a safety net: it should stay 0).
+    not added; ``nonfinite[row, column]`` counts them (a safety net: it should stay 0).
     ``counter[0]`` is set to ``sample + 1`` when the pass is complete."""
     height = accum.shape[0]
     stride = settings.row_stride
     for k in prange(height):
         i = (k * stride) % height
-        nonfinite[i] += render_row(accum, i, sample, bvh, geo, lights, cube, cam, settings, filter_table)
+        render_row(accum, nonfinite, i, sample, bvh, geo, lights, cube, cam, settings, filter_table)
     counter[0] = sample + 1
 
 
@@ -348,8 +346,8 @@ def row_stride(height):
 
 def new_buffers(height, width):
     """Zeroed (accumulation (H, W, 6) float64: radiance sums and sums of squares,
-    non-finite counts (H,) int64, counter (1,) int64)."""
-    return np.zeros((height, width, 6)), np.zeros(height, np.int64), np.zeros(1, np.int64)
+    non-finite counts (H, W) int64, counter (1,) int64)."""
+    return np.zeros((height, width, 6)), np.zeros((height, width), np.int64), np.zeros(1, np.int64)
 
 
 def mean_and_variance(accum, n):

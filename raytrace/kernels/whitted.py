@@ -194,33 +194,41 @@ def trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, bounces, shadows, e
     return out_r, out_g, out_b
 
 
+@njit(cache=True, inline="always")
+def camera_sample(cam, settings, filter_table, i, j, s):
+    """The camera ray (direction not normalised) of sample ``s`` of pixel (row i, column
+    j): the pixel centre for one sample per pixel, else jittered (on an n x n grid when
+    spp = n^2, dimensions 0 and 1) and warped by the filter; a thin lens uses
+    dimensions 2 and 3."""
+    width, height, spp = settings.width, settings.height, settings.spp
+    pixel = i * width + j
+    if spp == 1:
+        fx, fy = 0.0, 0.0
+    else:
+        u1 = rand01(settings.seed, pixel, s, 0)
+        u2 = rand01(settings.seed, pixel, s, 1)
+        n = int(math.sqrt(spp))
+        if n * n == spp:
+            u1 = (s % n + u1) / n
+            u2 = (s // n + u2) / n
+        fx, fy = warp(u1, settings.filter, filter_table), warp(u2, settings.filter, filter_table)
+    ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
+    if cam.lens_radius > 0.0:
+        ox, oy, oz, dx, dy, dz = lens_ray(cam, ox, oy, oz, dx, dy, dz, rand01(settings.seed, pixel, s, 2),
+                                          rand01(settings.seed, pixel, s, 3))
+    return ox, oy, oz, dx, dy, dz
+
+
 @njit(cache=True)
 def render_row(i, out_row, bvh, geo, cam, lights, env, settings, filter_table, stack):
     """Render image row ``i`` into ``out_row`` ((W, 3) float32). Kept out of the parallel
     loop so that the parallel kernel stays small and quick to compile."""
     bvh, geo, lights, env = borrow(bvh), borrow(geo), borrow(lights), borrow(env)
-    width, height, spp = settings.width, settings.height, settings.spp
-    n = int(math.sqrt(spp))
-    if n * n != spp:
-        n = 0                     # not a square: independent jitter
-    for j in range(width):
-        pixel = i * width + j
+    spp = settings.spp
+    for j in range(settings.width):
         cr = cg = cb = 0.0
         for s in range(spp):
-            if spp == 1:
-                fx, fy = 0.0, 0.0               # one sample: the pixel centre
-            else:
-                u1 = rand01(settings.seed, pixel, s, 0)
-                u2 = rand01(settings.seed, pixel, s, 1)
-                if n > 0:
-                    u1 = (s % n + u1) / n
-                    u2 = (s // n + u2) / n
-                fx, fy = warp(u1, settings.filter, filter_table), warp(u2, settings.filter, filter_table)
-            ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
-            if cam.lens_radius > 0.0:            # thin lens: dimensions 2 and 3
-                ox, oy, oz, dx, dy, dz = lens_ray(cam, ox, oy, oz, dx, dy, dz,
-                                                  rand01(settings.seed, pixel, s, 2),
-                                                  rand01(settings.seed, pixel, s, 3))
+            ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, s)
             r, g, b = trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, settings.bounces,
                                 settings.shadows, settings.epsilon, stack)
             cr += r

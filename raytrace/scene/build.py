@@ -10,6 +10,7 @@ Besides positions and normals every primitive carries texture coordinates (see
 and an emitter index (row of ``emission``, -1 for none).
 """
 import pathlib
+from typing import NamedTuple
 
 import numpy as np
 
@@ -156,6 +157,10 @@ class _Builder:
         self.instances = []          # (prototype name, world matrix, material row, where)
         self.prototype_defs = {}     # name -> object (the scene's "prototypes")
         self.uses = {}               # name -> how many instances show it
+        self.object_names = []       # object id -> "JSON path" or "JSON path (name)"
+        self.current_object = -1     # id given to the primitives being added
+        self.in_prototype = False    # shared prototypes' primitives get no object id
+        self.tri_objs, self.sphere_objs, self.plane_objs = [], [], []
 
     def textured(self, mat):
         """Whether triangles of material row ``mat`` need texture coordinates (always for
@@ -203,6 +208,7 @@ class _Builder:
         self.tri_ngs.append(ng)
         self.tri_uvs.append(np.asarray(uv, np.float64))
         self.tri_emits.append(np.full(len(tri), emit, np.int64))
+        self.tri_objs.append(np.full(len(tri), self.current_object, np.int64))
 
     def emitter(self, value):
         """Row of ``emission`` for an ``emission`` colour (or -1 for none / black)."""
@@ -211,7 +217,18 @@ class _Builder:
         self.emissions.append(np.asarray(value, np.float64))
         return len(self.emissions) - 1
 
+    def new_object(self, where, obj):
+        """A new object id for a leaf object (the ids of the object-id AOV and views)."""
+        if self.in_prototype:
+            return -1
+        label = f"{where} ({obj['name']})" if obj.get("name") else where
+        self.object_names.append(label)
+        return len(self.object_names) - 1
+
     def visit(self, obj, where, parent, inherited_mat, inherited_emission):
+        if obj["type"] not in ("group", "instance") or (obj["type"] == "instance" and
+                                                         self.uses.get(obj["prototype"], 0) > 1):
+            self.current_object = self.new_object(where, obj)
         local = to_numpy(compose(obj.get("transform"), where))
         m = parent @ local
         if obj.get("transform"):
@@ -230,7 +247,7 @@ class _Builder:
             if self.uses.get(name, 0) == 1:       # used once: placed in world space directly
                 self.visit(self.prototype_defs[name], f"prototypes.{name}", m, mat, None)
             else:
-                self.instances.append((name, m, 0 if mat < 0 else mat, where))
+                self.instances.append((name, m, 0 if mat < 0 else mat, where, self.current_object))
             return
         if kind == "plane":
             if emission is not None and any(c > 0.0 for c in emission):
@@ -243,6 +260,7 @@ class _Builder:
             nw = _unit(inv_t @ n, where)
             self.planes.append(np.concatenate([nw, [nw @ p0]]))
             self.plane_mats.append(mat)
+            self.plane_objs.append(self.current_object)
             t_axis, b_axis = plane_axes(n)
             uv = np.zeros((2, 4))
             for row, axis in enumerate((t_axis, b_axis)):
@@ -259,6 +277,7 @@ class _Builder:
             o2w[:3, 3] = m[:3, :3] @ c + m[:3, 3]
             self.spheres.append(o2w)
             self.sphere_mats.append(mat)
+            self.sphere_objs.append(self.current_object)
             self.sphere_emits.append(emit)
         elif kind == "triangle":
             v = np.asarray(obj["vertices"], np.float64)
@@ -302,10 +321,11 @@ class _Builder:
         objects; their primitives without a material of their own get row -1 (the
         instance's). Returns {name: (index, (t0, t1), (s0, s1))}."""
         used = []
-        for name, _, _, _ in self.instances:
+        for name, *_ in self.instances:
             if name not in used:
                 used.append(name)
         out = {}
+        self.in_prototype, self.current_object = True, -1
         for k, name in enumerate(used):
             t0, s0 = self.counts()
             self.visit(protos[name], f"prototypes.{name}", np.eye(4), -1, None)
@@ -314,14 +334,14 @@ class _Builder:
         return out
 
     def instance_table(self, built):
-        """(w2o (I,3,4), lo, hi (I,3), material (I,), prototype (I,)) of the instances of
+        """(w2o (I,3,4), lo, hi (I,3), material (I,), prototype (I,), object id (I,)) of the instances of
         non-empty prototypes. World boxes are exact: the prototype's distinct vertices
         and its spheres' ellipsoids, mapped by each instance's transform."""
         tri = np.concatenate(self.tris) if self.tris else np.zeros((0, 3, 3))
         sph = np.array(self.spheres).reshape(-1, 4, 4)
         shapes = {}
         rows = []
-        for name, m, mat, where in self.instances:
+        for name, m, mat, where, obj_id in self.instances:
             k, (t0, t1), (s0, s1) = built[name]
             if name not in shapes:
                 shapes[name] = (np.unique(tri[t0:t1].reshape(-1, 3), axis=0), sph[s0:s1])
@@ -329,11 +349,11 @@ class _Builder:
             if len(points) == 0 and len(spheres) == 0:
                 continue                        # an empty prototype shows nothing
             lo, hi = _world_box(points, spheres, m)
-            rows.append((np.linalg.inv(m)[:3, :], lo, hi, mat, k))
+            rows.append((np.linalg.inv(m)[:3, :], lo, hi, mat, k, obj_id))
         n = len(rows)
         return (np.array([r[0] for r in rows]).reshape(n, 3, 4), np.array([r[1] for r in rows]).reshape(n, 3),
                 np.array([r[2] for r in rows]).reshape(n, 3), np.array([r[3] for r in rows], np.int64),
-                np.array([r[4] for r in rows], np.int64))
+                np.array([r[4] for r in rows], np.int64), np.array([r[5] for r in rows], np.int64))
 
     def geometry(self, table, tex_info, tex_texels, world_counts, built, instance_table):
         def cat(parts, shape, dtype=np.float64):
@@ -369,15 +389,24 @@ class _Builder:
             tex_info=tex_info, tex_texels=tex_texels,
             inst_w2o=np.ascontiguousarray(instance_table[0]), inst_lo=np.ascontiguousarray(instance_table[1]),
             inst_hi=np.ascontiguousarray(instance_table[2]), inst_mat=instance_table[3],
-            inst_proto=instance_table[4],
+            inst_proto=instance_table[4], inst_obj=instance_table[5],
+            tri_obj=cat(self.tri_objs, (0,), np.int64),
+            sph_obj=np.asarray(self.sphere_objs, np.int64), pl_obj=np.asarray(self.plane_objs, np.int64),
             proto_tris=np.array([t for _, t, _ in sorted(built.values())], np.int64).reshape(-1, 2),
             proto_spheres=np.array([s for _, _, s in sorted(built.values())], np.int64).reshape(-1, 2),
             world_tris=int(world_counts[0]), world_spheres=int(world_counts[1]),
         )
 
 
+class Labels(NamedTuple):
+    """Names for the ids of the id AOVs: ``objects[k]`` the JSON path (and ``name``) of
+    object id k, ``materials[k]`` the name of material row k (row 0: ``<default>``)."""
+    objects: list
+    materials: list
+
+
 def build_geometry(data, scene_dir):
-    """Flatten ``data["objects"]`` (a validated scene dict) into a :class:`Geometry`:
+    """-> (:class:`Geometry`, :class:`Labels`). Flatten ``data["objects"]`` (a validated scene dict) into a :class:`Geometry`:
     world-space primitives first, then the prototypes that instances share (object
     space), and the instance table. A prototype shown by one instance only is placed in
     world space directly: it is stored once either way, and the world BVH is faster than
@@ -394,7 +423,8 @@ def build_geometry(data, scene_dir):
     built = b.prototypes(data.get("prototypes", {}))
     instances = b.instance_table(built)
     tex_info, tex_texels = textures.arrays()
-    return b.geometry(table, tex_info, tex_texels, world_counts, built, instances)
+    return b.geometry(table, tex_info, tex_texels, world_counts, built, instances), \
+        Labels(objects=list(b.object_names), materials=names)
 
 
 def _instance_counts(objects):

@@ -17,7 +17,9 @@ from .validate import validate_scene
 
 class Scene:
     """A loaded scene. ``data`` is the validated dict; ``geometry`` and ``accel`` the
-    arrays the kernels read; ``path`` the file it came from (or None)."""
+    arrays the kernels read; ``path`` the file it came from (or None);
+    ``object_names`` / ``material_names`` name the object and material ids (the id
+    AOVs, ``--view`` modes)."""
 
     def __init__(self, data, base_dir, path=None):
         self.data = data
@@ -25,6 +27,8 @@ class Scene:
         self.path = path
         self.geometry = None
         self.accel = None
+        self.object_names = []
+        self.material_names = []
 
     @property
     def name(self):
@@ -62,8 +66,9 @@ def load_scene(source, base_dir=None):
         validate_scene(data)
         make_camera(data["camera"])          # checks the view direction and up vector
         scene = Scene(data, base, path)
-        geo = build_geometry(data, base)
+        geo, labels = build_geometry(data, base)
         scene.geometry = geo
+        scene.object_names, scene.material_names = labels.objects, labels.materials
         scene.accel = build_scene_accel(geo)
     except SceneError as exc:
         raise exc.with_file(path if path else "<scene dict>") from None
