@@ -69,6 +69,13 @@ def _parser():
                         "the spread of the passes (for raytrace compare --ztest)")
     r.add_argument("--encoding", choices=ENCODINGS, default="srgb",
                    help="PNG encoding of the colour image: srgb or linear (raw clamp)")
+    r.add_argument("--view", choices=("objects", "materials", "highlight", "cost", "normals", "nan"),
+                   help="write a debug view instead of the colour image: false colour per object or "
+                        "material, one object/material highlighted (--highlight), BVH traversal cost "
+                        "per ray, shading normals, NaN/inf samples in magenta (docs/debug-views.md)")
+    r.add_argument("--highlight", metavar="NAME",
+                   help="paint the object(s) or material(s) named NAME magenta, the rest grey "
+                        "(an object's name, a JSON path like objects[2], or a material name)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     c = sub.add_parser("convert", help="convert a course .txt scene to JSON",
                        description="Convert an MIT 6.837 ray-tracing scene (.txt) to a JSON scene.")
@@ -86,7 +93,8 @@ def _option_errors():
         if exc.file is not None:
             raise
         key = exc.where or ""
-        option = "--size" if key in ("width", "height") else f"--{key.replace('_', '-')}"
+        option = "--size" if key in ("width", "height") else key if key.startswith("-") else \
+            f"--{key.replace('_', '-')}"
         message = f"{key} {exc.message}" if key in ("width", "height") else exc.message
         raise SceneError(option, message) from None
 
@@ -137,6 +145,8 @@ def _render(args):
             warmup.compile_here(kind)        # loads what the child cached, or compiles here
     with _option_errors():
         settings = rmod.resolve_settings(scene, overrides)
+    if args.view or args.highlight:
+        return _write_view(args, scene, overrides, outputs, t0)
     show = not args.quiet and sys.stderr.isatty()
     try:
         with _option_errors():
@@ -169,6 +179,21 @@ def _render(args):
         print(f"wrote {', '.join(written)} ({settings['width']}x{settings['height']}, "
               f"{settings['spp']} spp, {settings['integrator']}, {time.perf_counter() - t0:.2f} s)",
               file=sys.stderr)
+    return 0
+
+
+def _write_view(args, scene, overrides, outputs, t0):
+    from .image import encode_image
+    from .views import render_view
+    mode = args.view or "highlight"
+    with _option_errors():
+        view = render_view(scene, mode, highlight=args.highlight, **overrides)
+    outputs.set(args.output, encode_image(args.output, view.image, "linear"))
+    written = outputs.commit()
+    if not args.quiet:
+        if view.report:
+            print(f"{PROG}: {view.report}", file=sys.stderr)
+        print(f"wrote {', '.join(written)} ({mode} view, {time.perf_counter() - t0:.2f} s)", file=sys.stderr)
     return 0
 
 

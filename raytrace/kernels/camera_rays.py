@@ -57,3 +57,16 @@ def lens_ray(cam, ox, oy, oz, dx, dy, dz, u1, u2):
     ly = oy + a * cam.right_y + b * cam.up_y
     lz = oz + a * cam.right_z + b * cam.up_z
     return lx, ly, lz, px - lx, py - ly, pz - lz
+
+
+@njit(cache=True)
+def centre_rays(cam, origins, dirs):
+    """Pinhole rays through every pixel centre of an (H, W) image into ``origins`` and
+    ``dirs`` ((H, W, 3); directions unit)."""
+    height, width = origins.shape[0], origins.shape[1]
+    for i in range(height):
+        for j in range(width):
+            ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5, i + 0.5)
+            inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
+            origins[i, j, 0], origins[i, j, 1], origins[i, j, 2] = ox, oy, oz
+            dirs[i, j, 0], dirs[i, j, 1], dirs[i, j, 2] = dx * inv, dy * inv, dz * inv
