@@ -20,7 +20,7 @@ import time
 import weakref
 
 import numpy as np
-from userio.limits import check_int, check_memory, check_number
+from userio.limits import check_memory, check_number
 
 from .camera import make_camera
 from .cubemap import load_cube_map
@@ -75,8 +75,8 @@ def resolve_settings(scene, overrides):
     for key, value in overrides.items():
         if value is not None:
             s[key] = value
-    for key, (lo, hi) in SETTING_LIMITS.items():
-        s[key] = check_int(s[key], key, lo, hi, error=SceneError)
+    for key in SETTING_LIMITS:
+        s[key] = _integer_setting(key, s[key])
     check_memory(s["width"] * s["height"] * BYTES_PER_PIXEL,
                  f"a {s['width']} x {s['height']} image", "size", error=SceneError)
     if not isinstance(s["shadows"], (bool, np.bool_)):
@@ -91,13 +91,23 @@ def resolve_settings(scene, overrides):
     return s
 
 
+def _integer_setting(key, value):
+    """``value`` as an int within SETTING_LIMITS[key], else SceneError."""
+    lo, hi = SETTING_LIMITS[key]
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+        raise SceneError(key, f"must be an integer >= {lo}, got {value!r}")
+    if value > hi:
+        raise SceneError(key, f"must be an integer <= {hi}, got {value!r}")
+    return int(value)
+
+
 def check_overrides(overrides):
     """Check override values on their own (before a scene is loaded): the same limits as
     :func:`resolve_settings` applies to the merged settings."""
     given = {k: v for k, v in overrides.items() if v is not None}
-    for key, (lo, hi) in SETTING_LIMITS.items():
+    for key in SETTING_LIMITS:
         if key in given:
-            check_int(given[key], key, lo, hi, error=SceneError)
+            _integer_setting(key, given[key])
     if "width" in given and "height" in given:
         check_memory(given["width"] * given["height"] * BYTES_PER_PIXEL,
                      f"a {given['width']} x {given['height']} image", "size", error=SceneError)

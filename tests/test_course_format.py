@@ -403,7 +403,7 @@ def test_errors_name_file_and_line(tmp_path, kind):
 
 
 def test_missing_file_is_a_scene_error(tmp_path):
-    with pytest.raises(SceneError, match="nowhere.txt: cannot read the file"):
+    with pytest.raises(SceneError, match="nowhere.txt: scene file not found"):
         parse_course_scene(tmp_path / "nowhere.txt")
 
 

@@ -56,5 +56,5 @@ def test_seeds_are_exact_integers(integrator):
 
 def test_seed_out_of_range_is_refused():
     scene = raytrace.load_scene(SCENE)
-    with pytest.raises(raytrace.SceneError, match=r"seed: must be <= 9223372036854775807"):
+    with pytest.raises(raytrace.SceneError, match=r"seed: must be an integer <= 9223372036854775807"):
         raytrace.render(scene, seed=2 ** 63)
