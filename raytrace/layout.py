@@ -217,11 +217,18 @@ class Lights(NamedTuple):
 
 
 class PunctualLights(NamedTuple):
-    """The Whitted integrator's lights (the course's units, not physical ones)."""
+    """The Whitted integrator's lights (the course's units, not physical ones) and their
+    shadow maps (``raytrace.kernels.shadowmap``)."""
     kind: np.ndarray          # (n,) int64 LIGHT_POINT or LIGHT_DIRECTIONAL
     pos_dir: np.ndarray       # (n,3) position, or unit direction of travel
     color: np.ndarray         # (n,3) intensity I
     attenuation: np.ndarray   # (n,) L = I / (attenuation d^2); 0 = no fall-off
+    shadow_map: np.ndarray    # (n,) int64: -1 shadow rays, else the offset of the map in `depths`
+    shadow_res: np.ndarray    # (n,) int64 texels per side (per cube face for a point light)
+    shadow_bias: np.ndarray   # (n,) the course's bias: in shadow when d - bias > stored depth
+    shadow_pcf: np.ndarray    # (n,) int64 percentage-closer filter radius in texels (0: none)
+    shadow_frame: np.ndarray  # (n,4,3) directional: map origin, u, v (unit), (half extent, 0, 0)
+    depths: np.ndarray        # (K,) float64 every map's depths, texel after texel
 
 
 class Environment(NamedTuple):

@@ -32,7 +32,8 @@ from .kernels import whitted as wk
 from .kernels.sampling import gaussian_inverse_cdf_table
 from .layout import (AOV_HITS, AOV_WIDTH, AOVS, FILTERED_AOVS, FILTERS, PATH_SAMPLING, SAMPLERS,
                      WHITTED_SAMPLING, Environment, Settings)
-from .scene.emitters import build_lights
+from .kernels.shadowmap import fill_shadow_map
+from .scene.emitters import build_lights, scene_bounds
 from .scene.lights import punctual_lights
 from .scene.schema import SETTING_LIMITS
 
@@ -154,6 +155,18 @@ def scene_lights(scene):
     return cache["lights"]
 
 
+def whitted_lights(scene):
+    """The Whitted integrator's :class:`~raytrace.layout.PunctualLights` of ``scene``,
+    with any shadow maps filled (built once)."""
+    cache = _derived(scene)
+    if "punctual" not in cache:
+        lights = punctual_lights(scene.data.get("lights", []), scene_bounds(scene.geometry))
+        for li in np.flatnonzero(lights.shadow_map >= 0):
+            fill_shadow_map(lights.depths, int(li), scene.accel, scene.geometry, lights)
+        cache["punctual"] = lights
+    return cache["punctual"]
+
+
 def environment(scene):
     """The Whitted integrator's :class:`~raytrace.layout.Environment` of ``scene``."""
     bg = np.asarray(scene.setting("background", "color", [0.0, 0.0, 0.0]), np.float64)
@@ -272,7 +285,7 @@ def _progress_bar(progress, total, unit, desc):
 
 def _render_whitted(scene, s, progress, callback):
     cam = make_camera(scene.data["camera"])
-    lights = punctual_lights(scene.data.get("lights", []))
+    lights = whitted_lights(scene)
     env = environment(scene)
     settings = kernel_settings(s)
     table = gaussian_inverse_cdf_table()

@@ -25,6 +25,7 @@ from .camera_rays import camera_ray, lens_ray
 from .intersect import scene_hit, scene_occluded
 from .rng import rand01
 from .sampling import warp
+from .shadowmap import shadow_map_visibility
 from .surface import base_color, hit_normals
 
 INF = math.inf
@@ -89,7 +90,8 @@ def light_direction(lights, li, px, py, pz):
 def direct_phong(bvh, geo, lights, env, m, kd0, kd1, kd2, px, py, pz, nx, ny, nz, rx, ry, rz,
                  shadows, eps):
     """Ambient plus every light's Phong term at p (normal n on the viewer's side, r the
-    mirror of the eye ray), with a shadow ray per light when ``shadows``."""
+    mirror of the eye ray), when ``shadows`` with a shadow ray per light, or the
+    light's shadow map when it has one."""
     mats = geo.materials
     ks0, ks1, ks2 = mats[m, M_SPECULAR], mats[m, M_SPECULAR + 1], mats[m, M_SPECULAR + 2]
     shin = mats[m, M_SHININESS]
@@ -102,8 +104,13 @@ def direct_phong(bvh, geo, lights, env, m, kd0, kd1, kd2, px, py, pz, nx, ny, nz
         ndotl = nx * lx + ny * ly + nz * lz
         if ndotl <= 0.0:
             continue
-        if shadows and scene_occluded(bvh, geo, sx, sy, sz, lx, ly, lz, 0.0, dist - eps):
-            continue
+        if shadows:
+            if lights.shadow_map[li] >= 0:           # the course's shadow map
+                fall *= shadow_map_visibility(lights, li, px, py, pz)
+                if fall <= 0.0:
+                    continue
+            elif scene_occluded(bvh, geo, sx, sy, sz, lx, ly, lz, 0.0, dist - eps):
+                continue
         ldotr = lx * rx + ly * ry + lz * rz
         col = lights.color
         lr += phong(fall * col[li, 0], ndotl, ldotr, shin, kd0, ks0)

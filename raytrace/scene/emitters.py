@@ -27,7 +27,7 @@ from ..layout import (ENV_CONSTANT, ENV_CUBE, ENV_NONE, LIGHT_DIRECTIONAL, LIGHT
                       LIGHT_SPHERE, LIGHT_TRIANGLE, Lights)
 
 
-def _scene_bounds(geo):
+def scene_bounds(geo):
     """Centre and radius of the bounding sphere of the world-space shapes and instances."""
     T, S = geo.world_tris, geo.world_spheres
     pts = [geo.tri_v0[:T], geo.tri_v1[:T], geo.tri_v2[:T], geo.sph_lo[:S], geo.sph_hi[:S],
@@ -73,7 +73,7 @@ def cube_texel_weights(cube):
 def build_lights(data, geo, cube=None):
     """Light arrays of a loaded scene: ``data`` its validated dict, ``geo`` its
     :class:`~raytrace.layout.Geometry`, ``cube`` the (6, S, S, 3) cube map or None."""
-    center, radius = _scene_bounds(geo)
+    center, radius = scene_bounds(geo)
     kinds, index, power = [], [], []
     tri_entry = np.full(len(geo.tri_mat), -1, np.int64)
     sph_entry = np.full(len(geo.sph_mat), -1, np.int64)

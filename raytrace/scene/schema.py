@@ -151,6 +151,21 @@ _INTEGRATOR_PATH = {
 }
 
 
+# a light's shadows: shadow rays (default) or a shadow map (Whitted integrator)
+_SHADOW_KEYS = {
+    "shadows": {"enum": ["rays", "map"]},
+    "shadow_map": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "resolution": {"type": "integer", "minimum": 2, "maximum": 8192},
+            "bias": {"type": "number", "minimum": 0},
+            "pcf": {"type": "integer", "minimum": 0, "maximum": 8},
+        },
+    },
+}
+
+
 def _object_schema(types):
     """One ``if type == X then {...}`` branch per object type: errors stay specific."""
     branches = []
@@ -249,10 +264,11 @@ def build_schema():
                     {"if": {"properties": {"type": {"const": "point"}}},
                      "then": {"additionalProperties": False, "required": ["position"],
                               "properties": {"type": {}, "position": _vec3, "color": _color,
-                                             "attenuation": _pos}}},
+                                             "attenuation": _pos, **_SHADOW_KEYS}}},
                     {"if": {"properties": {"type": {"const": "directional"}}},
                      "then": {"additionalProperties": False, "required": ["direction"],
-                              "properties": {"type": {}, "direction": _vec3, "color": _color}}},
+                              "properties": {"type": {}, "direction": _vec3, "color": _color,
+                                             **_SHADOW_KEYS}}},
                 ],
             },
             "object": _object_schema(types),
