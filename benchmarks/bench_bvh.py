@@ -1,6 +1,6 @@
 """BVH speed against Embree on the Stanford bunny, same rays, same thread count.
 
-    python benchmarks/bench_bvh.py [--size 1024] [--repeats 3] [--out benchmarks/results/bvh.md]
+    python benchmarks/bench_bvh.py [--size 1024] [--repeats 3] [--record] [--out FILE]
 
 Ray sets (built once, fed identically to both engines):
 - coherent: a size x size pinhole camera framing the bunny, rays in 16x16 tiles;
@@ -13,7 +13,9 @@ float32 arrays, one Python thread per share of the batch. The two engines run
 interleaved (ours, Embree, ours, ...) so that load from other processes hits both; each
 figure is the best of ``--repeats``. Also: build time, hit agreement, first-call compile
 time with an empty Numba cache and load time with a warm one (fresh processes).
-Writes the table to ``--out`` (default ``benchmarks/results/bvh.md``).
+Writes the table to benchmarks/output/results/bvh.md (with ``--record`` also
+benchmarks/results/bvh.md), or to ``--out``. Skips, and says so, without the bunny
+(../shared/assets/bunny.obj) or embreex.
 """
 import argparse
 import datetime
@@ -28,9 +30,12 @@ import time
 
 import numpy as np
 
+from reports import add_record_flag, skipped, write_report
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-BUNNY = REPO.parent / "shared" / "assets" / "bunny.obj"
+SHARED = pathlib.Path(os.environ.get("RT_SHARED_DIR", REPO.parent / "shared"))
+BUNNY = SHARED / "assets" / "bunny.obj"
 
 COMPILE_SNIPPET = """
 import time
@@ -180,17 +185,18 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3, help="timed repeats, best kept")
     ap.add_argument("--threads", default="1,2", help="thread counts (default 1,2)")
     ap.add_argument("--obj", default=str(BUNNY), help="mesh (default: the Stanford bunny)")
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "bvh.md"),
-                    help="markdown result file ('-' for none)")
+    add_record_flag(ap)
+    ap.add_argument("--out", help="write the Markdown table to this file instead ('-': "
+                                  "print only)")
     args = ap.parse_args(argv)
     if not pathlib.Path(args.obj).exists():
-        print(f"bench_bvh: {args.obj} not found; skipping")
+        skipped("bench_bvh", f"{args.obj} not found (../shared is optional)")
         return 0
     try:
         from embreex import rtcore_scene as rtcs
         from embreex.mesh_construction import TriangleMesh
     except ImportError:
-        print("bench_bvh: embreex is not installed (pip install embreex); skipping")
+        skipped("bench_bvh", "embreex is not installed (pip install embreex)")
         return 0
     from raytrace.accel import build_accel, trace_closest_batch
 
@@ -300,7 +306,9 @@ def main(argv=None):
     ]
     text = "\n".join(lines)
     print(text)
-    if args.out != "-":
+    if args.out is None:
+        write_report("bvh", text, args.record)
+    elif args.out != "-":
         pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         pathlib.Path(args.out).write_text(text)
         print(f"wrote {args.out}")

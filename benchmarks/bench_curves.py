@@ -1,12 +1,14 @@
 """Benchmarks of the curves library (run by hand, not a test).
 
-    NUMBA_CACHE_DIR=.cache/numba .venv/bin/python benchmarks/bench_curves.py [--repeat 7]
+    NUMBA_CACHE_DIR=.cache/numba .venv/bin/python benchmarks/bench_curves.py [--repeat 7] [--record]
 
 1. Evaluate 10^6 parameters of a 100-segment uniform cubic B-spline in 3D: our
    uniform kernel and our general de Boor kernel against scipy.interpolate.BSpline
    (compiled) and a plain NumPy version, all in one run, with 1 and all threads.
 2. Tessellate the Utah teapot (32 Bézier patches) at 64x64 per patch, warm.
-Prints a Markdown table; times are the best of --repeat runs after one warm-up.
+Prints a Markdown report (times are the best of --repeat runs after one warm-up) and
+writes it to benchmarks/output/results/curves.md (with --record also
+benchmarks/results/curves.md).
 """
 import argparse
 import datetime
@@ -26,6 +28,7 @@ from scipy.interpolate import BSpline  # noqa: E402
 
 from curves import basis, bspline, cubic, patches  # noqa: E402
 from curves.io_patches import read_patch_json  # noqa: E402
+from reports import add_record_flag, captured_stdout, write_report  # noqa: E402
 
 
 def best(fn, repeat):
@@ -52,7 +55,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--params", type=int, default=1_000_000)
+    add_record_flag(ap)
     args = ap.parse_args()
+    with captured_stdout() as report:
+        run(args)
+    write_report("curves", report.getvalue(), args.record)
+
+
+def run(args):
     rng = np.random.default_rng(0)
     nseg = 100
     P = rng.normal(size=(nseg + 3, 3))
@@ -81,6 +91,9 @@ def main():
     grid = best(lambda: patches.tessellate_grid(G, 64), args.repeat)
     full = best(lambda: patches.tessellate(G, 64), args.repeat)
 
+    print("## curves: B-spline evaluation and patch tessellation\n")
+    print(f"Command: `python benchmarks/bench_curves.py --repeat {args.repeat} --params "
+          f"{args.params}`\n")
     print(f"date: {datetime.date.today()}, machine: {platform.machine()} "
           f"{os.cpu_count()} cores, Python {platform.python_version()}, numpy "
           f"{np.__version__}, numba {numba.__version__}, numba threads {threads}\n")

@@ -2,10 +2,11 @@
 wall time per simulated second at their stable step sizes, scene-load cloth times, and
 the error-study orders.
 
-    .venv/bin/python benchmarks/bench_particles.py [--quick [--write]]
+    .venv/bin/python benchmarks/bench_particles.py [--quick] [--record]
 
-Prints a Markdown report and writes it to benchmarks/results/particles.md (about a
-minute; ``--quick`` only prints, unless ``--write``).
+Prints a Markdown report (about a minute; ``--quick``: shorter timings) and writes it to
+benchmarks/output/results/particles.md (with ``--record`` also
+benchmarks/results/particles.md).
 """
 import argparse
 import datetime
@@ -24,6 +25,7 @@ sys.path.insert(0, str(REPO))
 import particles as P                                        # noqa: E402
 from particles.cloth import DOCUMENTED_DT                     # noqa: E402
 from particles.reference_numpy import numpy_rk4_step          # noqa: E402
+from reports import add_record_flag, write_report             # noqa: E402
 
 
 def rate(fn, x, seconds):
@@ -72,7 +74,7 @@ def time_per_sim_second(grid, integrator, dt, duration):
 
 
 def scene_cloth_time(path, index):
-    from raytrace.scene.generated_particles import simulate_cloth
+    from raytrace.scene.objects.particles import simulate_cloth
     obj = json.loads(pathlib.Path(path).read_text())["objects"][index]
     simulate_cloth(dict(obj, T=0.02))                          # JIT load
     t0 = time.perf_counter()
@@ -104,10 +106,8 @@ def error_study_lines():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="shorter timings (not written "
-                    "to results/ unless --write)")
-    ap.add_argument("--write", action="store_true", help="write results/particles.md "
-                    "even with --quick")
+    ap.add_argument("--quick", action="store_true", help="shorter timings")
+    add_record_flag(ap)
     args = ap.parse_args()
     sec = 1.0 if args.quick else 3.0
     machine = platform.processor() or platform.machine()
@@ -171,7 +171,7 @@ def main():
     for scene, idx in (("scenes/cloth_drape.json", 2), ("scenes/cloth_wind.json", 3)):
         took = scene_cloth_time(REPO / scene, idx)
         emit(f"- scene-load cloth simulation, `{scene}`: {took:.2f} s")
-    from raytrace.scene.generated_particles import simulate_cloth
+    from raytrace.scene.objects.particles import simulate_cloth
     t0 = time.perf_counter()
     simulate_cloth({"type": "cloth"})
     emit(f"- plug-in default cloth (16x16, implicit_euler, dt 0.01, T 2): "
@@ -181,11 +181,8 @@ def main():
          "`python -m particles error --system NAME -o OUT.png` fits these slopes "
          "(log-log, asymptotic range); see docs/particles.md.", "")
     emit(*error_study_lines())
-    if not args.quick or args.write:
-        path = REPO / "benchmarks" / "results" / "particles.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(out) + "\n")
-        print(f"\nwrote {path}")
+    print()
+    write_report("particles", "\n".join(out) + "\n", args.record)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Path tracer vs Mitsuba 3 on the Cornell box: time to a given error, paths per second.
 
-    python benchmarks/bench_path.py [--rounds 5] [--target-rmse 0.024]
+    python benchmarks/bench_path.py [--rounds 5] [--target-rmse 0.024] [--record]
 
 scenes/cornell_box.json (Mitsuba's ``mi.cornell_box()``) at 256 x 256, max_depth 8, box
 pixel filter on both sides. Each renderer runs in its own process: ours, Mitsuba
@@ -18,7 +18,9 @@ like our Owen-scrambled Sobol points, so the error per sample is comparable; see
   (warm) Numba cache: import, scene load and a 1-spp render.
 
 The reference (Mitsuba, 8192 spp unless ``--ref-spp``) is cached in
-benchmarks/output/cornell_box_256_reference.npz. Results go to benchmarks/results/path.md.
+benchmarks/output/cornell_box_256_reference.npz. Results go to
+benchmarks/output/results/path.md (with ``--record`` also benchmarks/results/path.md).
+Skips, and says so, when Mitsuba 3 is not installed (the ``reference`` extra).
 
 Mitsuba's llvm variant crashes with Debian 12's libLLVM 15. Unpack LLVM 19 without
 installing it:  apt-get update; apt-get download libllvm19;
@@ -38,9 +40,10 @@ import time
 
 import numpy as np
 
+from reports import add_record_flag, skipped, write_report
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "output"
-RESULTS = REPO / "benchmarks" / "results" / "path.md"
 SCENE = REPO / "scenes" / "cornell_box.json"
 REFERENCE = OUT / "cornell_box_256_reference.npz"
 DEFAULT_LLVM = OUT / "llvm19" / "usr" / "lib" / "x86_64-linux-gnu" / "libLLVM.so.19.1"
@@ -225,6 +228,7 @@ def main(argv=None):
                    help="Mitsuba samplers, comma-separated (default %(default)s: the default "
                         "sampler, and one whose stratification is comparable to ours)")
     p.add_argument("--no-latency", action="store_true", help="skip the cold/warm first-render runs")
+    add_record_flag(p)
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--spps", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
@@ -238,6 +242,11 @@ def main(argv=None):
         return first_render(args.seed)
     if args.rounds < 1 or args.target_rmse <= 0:
         p.exit(2, f"{p.prog}: error: --rounds must be >= 1 and --target-rmse > 0\n")
+    try:
+        import mitsuba  # noqa: F401
+    except ImportError:
+        skipped("bench_path", "Mitsuba 3 is not installed (pip install -e '.[reference]')")
+        return 0
 
     OUT.mkdir(parents=True, exist_ok=True)
     engines = list(args.only or ENGINES)
@@ -339,9 +348,8 @@ def write_results(args, renderers, spp, times, latency, ref_var):
             lines.append(f"| {k} | {d['import']:.2f} s | {d['load']:.2f} s | "
                          f"{d['render']:.2f} s | {d['process']:.2f} s |")
     text = "\n".join(lines) + "\n"
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text)
     print(text)
+    write_report("path", text, args.record)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Path tracer core numbers: compile time and paths per second (no Mitsuba needed).
 
-    python benchmarks/bench_path_core.py [--spp 32]
+    python benchmarks/bench_path_core.py [--spp 32] [--record]
 
 - first render in a fresh process with an empty (cold) and a filled (warm) Numba cache:
   ``import raytrace``, load scenes/cornell_box.json, one 64 x 64 path-traced pass;
@@ -8,7 +8,8 @@
   for both samplers and 1 and 2 threads (best of 3, after a warm-up render);
 - the same for scenes/path_glass.json (dielectrics, a sphere light; max_depth 16).
 
-Writes benchmarks/results/path_core.md. The comparison with Mitsuba (time to a given
+Writes benchmarks/output/results/path_core.md (with ``--record`` also
+benchmarks/results/path_core.md). The comparison with Mitsuba (time to a given
 error) is benchmarks/bench_path.py.
 """
 import argparse
@@ -20,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from reports import add_record_flag, write_report
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -68,6 +71,7 @@ def _timed(fn, *args, **kw):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--spp", type=int, default=32, help="samples per pixel of the timed renders (default 32)")
+    add_record_flag(p)
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as cold:
         cold_t = first_render(cold)
@@ -102,10 +106,8 @@ def main():
         *rows,
     ]
     text = "\n".join(lines) + "\n"
-    out = REPO / "benchmarks" / "results" / "path_core.md"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(text)
     print(text)
+    write_report("path_core", text, args.record)
 
 
 if __name__ == "__main__":

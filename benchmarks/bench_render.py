@@ -1,15 +1,16 @@
 """End-to-end render timings of the ray tracer.
 
-    python benchmarks/bench_render.py
+    python benchmarks/bench_render.py [--record]
 
 Measures, each in a fresh process through the CLI:
 - first render with an empty Numba cache (cold) and with a filled one (warm):
   scenes/spheres.json at 800x800, 1 sample per pixel;
 - the course bunny scenes (../shared/course/a4/scene05_bunny_200.txt and
   scene06_bunny_1k.txt) at 800x800 with 3x3 jittered samples (9 spp, Gaussian filter)
-  and 4 bounces, warm cache.
-Writes benchmarks/results/render.md.
+  and 4 bounces, warm cache; skipped, and said so, when ../shared is absent.
+Writes benchmarks/output/results/render.md (with --record also benchmarks/results/render.md).
 """
+import argparse
 import datetime
 import os
 import pathlib
@@ -19,8 +20,10 @@ import sys
 import tempfile
 import time
 
+from reports import add_record_flag, skipped, write_report
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+SHARED = pathlib.Path(os.environ.get("RT_SHARED_DIR", REPO.parent / "shared"))
 OUT = REPO / "benchmarks" / "output"
 
 
@@ -36,8 +39,11 @@ def cli_time(args, cache_dir):
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_record_flag(ap)
+    opts = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows, notes = [], []
     simple = [str(REPO / "scenes" / "spheres.json"), "-o", str(OUT / "spheres_800.png"),
               "--size", "800", "800", "--spp", "1"]
     with tempfile.TemporaryDirectory() as cold_dir:
@@ -49,7 +55,7 @@ def main():
     for name in ("scene05_bunny_200", "scene06_bunny_1k"):
         src = SHARED / "course" / "a4" / f"{name}.txt"
         if not src.exists():
-            rows.append((f"{name} (course data absent)", float("nan"), ""))
+            notes.append(skipped(f"bench_render {name}", f"{src} not found (../shared is optional)"))
             continue
         args = [str(src), "-o", str(OUT / f"{name}_800.png"), "--size", "800", "800", "--spp", "9",
                 "--filter", "gaussian", "--bounces", "4"]
@@ -67,10 +73,11 @@ def main():
         "|---|---|---|",
     ]
     lines += [f"| {what} | {t:.2f} s | {target} |" for what, t, target in rows]
+    if notes:
+        lines += [""] + [f"Not measured: {n}." for n in notes]
     text = "\n".join(lines) + "\n"
-    (REPO / "benchmarks" / "results").mkdir(exist_ok=True)
-    (REPO / "benchmarks" / "results" / "render.md").write_text(text)
     print(text)
+    write_report("render", text, opts.record)
 
 
 if __name__ == "__main__":

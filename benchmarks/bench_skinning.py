@@ -1,6 +1,9 @@
-"""Skinning benchmarks (run by hand; numbers go to benchmarks/results/skinning.md).
+"""Skinning benchmarks (run by hand, or by benchmarks/run_all.py).
 
-    NUMBA_CACHE_DIR=.cache/numba .venv/bin/python benchmarks/bench_skinning.py
+    NUMBA_CACHE_DIR=.cache/numba .venv/bin/python benchmarks/bench_skinning.py [--record]
+
+Prints a Markdown report and writes it to benchmarks/output/results/skinning.md (with
+``--record`` also benchmarks/results/skinning.md).
 
 1. Linear blend skinning of N vertices (default 10^6) with K influences (default 4) over
    64 joints: the Numba kernel (positions; positions + normals) against the vectorised
@@ -20,6 +23,7 @@ import time
 import numpy as np
 
 import skinning as sk
+from reports import add_record_flag, captured_stdout, write_report
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED = pathlib.Path(os.environ.get("RT_SHARED_DIR", REPO.parent / "shared"))
@@ -67,6 +71,8 @@ def bench_lbs(n, k, nj, repeats):
 def course_character():
     files = [SHARED / "course" / "a2" / f"Model1.{e}" for e in ("skel", "attach", "obj")]
     if not all(f.exists() for f in files):
+        print(f"(course character {files[0].parent}/Model1.* not found, ../shared is "
+              "optional: timing the shipped figure instead)\n")
         files = [REPO / "scenes/assets/skinning" / f"figure.{e}" for e in ("skel", "attach", "obj")]
     return sk.load_course(*files), files[0].stem
 
@@ -106,8 +112,19 @@ def main():
     ap.add_argument("--joints", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--frames", type=int, default=1000)
+    add_record_flag(ap)
     args = ap.parse_args()
+    with captured_stdout() as report:
+        run(args)
+    write_report("skinning", report.getvalue(), args.record)
+
+
+def run(args):
     import numba
+    print("# skinning: linear blend skinning and posing\n")
+    print(f"Command: `python benchmarks/bench_skinning.py --vertices {args.vertices} "
+          f"--influences {args.influences} --joints {args.joints} --repeats {args.repeats} "
+          f"--frames {args.frames}`\n")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"numba {numba.__version__} with {numba.get_num_threads()} threads "
           f"({numba.threading_layer() if hasattr(numba, 'threading_layer') else ''}), "
