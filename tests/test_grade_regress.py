@@ -257,6 +257,14 @@ def test_report_in_a_headless_browser(folders, capsys, tmp_path):
     if out_dir != tmp_path:
         out_dir.mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, out_dir / "regress_report.png")
+    # the compare panel switches to the actual image on click
+    clicked = report / "clicked.html"
+    clicked.write_text((report / "index.html").read_text().replace("</body>", (
+        "<script>window.addEventListener('load', function () { var i = document.querySelector("
+        "'figure.toggle img'); i.click(); document.body.dataset.toggled = i.getAttribute('src') + ' ' + "
+        "i.parentNode.querySelector('figcaption').textContent; });</script></body>")))
+    toggled = _browse(chromium, clicked.resolve().as_uri(), tmp_path, "--dump-dom")
+    assert 'data-toggled="images/beta.actual.png actual (click to switch)"' in toggled.stdout
     # negative control: the same checks see a console error and an image that did not load
     broken = report / "broken.html"
     broken.write_text((report / "index.html").read_text().replace("images/alpha.diff.png", "images/nothing.png")
@@ -271,3 +279,28 @@ def test_report_in_a_headless_browser(folders, capsys, tmp_path):
         rgb = to_8bit(np.array([[color]], np.float32))[0, 0].astype(int)
         hits = (np.abs(pixels - rgb).max(axis=2) <= 2).sum()
         assert hits > 2000, (name, rgb, hits)          # several enlarged images of it
+
+
+def test_path_traced_reference_judged_by_the_ztest(tmp_path, capsys):
+    """A sidecar with "ztest": the reference is a float image with its variance; an
+    independent render (another seed) passes, a wrong index of refraction fails."""
+    from grade_scenes import ZTEST_SCENE, with_ior
+    scenes, refs = tmp_path / "scenes", tmp_path / "refs"
+    scenes.mkdir()
+    refs.mkdir()
+    small = {"width": 12, "height": 12, "filter": "box"}
+    (scenes / "glass.json").write_text(json.dumps(dict(ZTEST_SCENE, image=small)))
+    (refs / "glass.ref.json").write_text(json.dumps({"spp": 600, "seed": 1, "sampler": "independent",
+                                                     "ztest": {}}))
+    status, out, _ = regress(capsys, scenes, refs, "--update")
+    assert status == 0 and re.search(r"^UPDATED +glass: reference rewritten \(was missing", out, re.M)
+    side = json.loads((refs / "glass.ref.json").read_text())
+    assert side["ztest"] == {"variance": "glass.var.exr", "spp": 600} and "tolerance" not in side
+    assert (refs / "glass.exr").is_file() and (refs / "glass.var.exr").is_file()
+    side["seed"] = 2
+    (refs / "glass.ref.json").write_text(json.dumps(side))
+    status, out, _ = regress(capsys, scenes, refs)
+    assert status == 0 and re.search(r"^PASSED +glass: PASS: z-test ", out, re.M), out
+    (scenes / "glass.json").write_text(json.dumps(dict(with_ior(1.33), image=small)))
+    status, out, _ = regress(capsys, scenes, refs)
+    assert status == 1 and re.search(r"^FAILED +glass: FAIL: z-test rejects", out, re.M), out

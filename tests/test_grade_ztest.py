@@ -100,15 +100,17 @@ def _rmse(image, reference):
 
 def test_independent_renders_pass_and_reject_at_the_nominal_rate(renders, reference):
     p = []
-    noisy = reference[1] > 0                               # sky pixels have no noise: p = 1
+    # about half the decisions have no noise (sky seen directly or through the glass): their
+    # 'variance' is float rounding (relative sd < 1e-6) and their p is 1; rates count the rest
+    noisy = np.sqrt(reference[1]) > 1e-6 * np.abs(reference[0])
     for key in ("a", "b"):
         res = _z(renders[key], reference)
         assert res.passed and res.variance_source == "measured", res.summary()
         p.append(res.p[noisy])
     p = np.concatenate(p)
-    # 2 x ~1460 correlated decisions: the rates are near alpha, a little conservative
-    assert 0.02 < np.mean(p < 0.05) < 0.08
-    assert 0.001 < np.mean(p < 0.01) < 0.025
+    # 2 x ~920 pixels x 3 channels (correlated): binomial sd about 0.005 and 0.0025
+    assert 0.03 < np.mean(p < 0.05) < 0.07
+    assert 0.003 < np.mean(p < 0.01) < 0.02
 
 
 def test_two_percent_brighter_fails(renders, reference):

@@ -19,7 +19,7 @@ from .images import from_array
 from .metrics import NAMES, TITLES
 from .regress import ordered, summary
 
-_MIN_DISPLAY = 192          # images are shown enlarged (pixelated) to at least this width
+_DISPLAY = 256              # small images are shown enlarged by a whole factor, up to this width
 
 _CSS = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; background: #fafafa; }
@@ -111,7 +111,7 @@ def _metrics_table(comparison):
     return "<table>" + "".join(rows) + "</table>"
 
 
-def _section(case, out_dir, files):
+def _section(case, files):
     slug = _slug(case.name)
     parts = [f'<section class="{case.status}" id="scene-{html.escape(slug)}">',
              f'<h2><span class="badge {case.status}">{case.status.upper()}</span>{html.escape(case.name)}</h2>']
@@ -121,7 +121,7 @@ def _section(case, out_dir, files):
     comp = case.comparison
     if actual is not None:
         h, w = actual.height, actual.width
-        k = max(1, -(-_MIN_DISPLAY // w))
+        k = max(1, _DISPLAY // w)
         dw, dh = w * k, h * k
         shown = {"actual": heatmap.preview(actual)}
         if comp is not None:
@@ -162,7 +162,7 @@ def write_report(cases, out_dir, title="raytrace regress"):
     """Write the report of ``cases`` to ``out_dir`` -> path of ``index.html``."""
     out_dir = pathlib.Path(out_dir)
     files = {}
-    sections = [_section(c, out_dir, files) for c in ordered(cases)]
+    sections = [_section(c, files) for c in ordered(cases)]
     failed = sum(not c.ok for c in cases)
     head = f"{title}: {failed} not passing" if failed else f"{title}: all {len(cases)} passed"
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
