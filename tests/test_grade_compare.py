@@ -1,6 +1,7 @@
 """``raytrace compare`` and :func:`raytrace.grade.compare` on images made here (no
 rendering): exact metrics for known changes, SSIM against scikit-image, FLIP against
 the flip-evaluator package's own file reader, every kind of bad input."""
+import io
 import json
 import math
 import zlib
@@ -283,7 +284,8 @@ def test_bad_options_exit_2(capsys, square):
                         (["--threshold", "-1"], "must be >= 0"),
                         (["--ztest"], "the z-test needs float images"),
                         (["--actual-spp", "4"], "need --ztest"),
-                        (["--flip-map", "x.png", "--no-flip"], "cannot be used with --no-flip")):
+                        (["--flip-map", "x.png", "--no-flip"], "cannot be used with --no-flip"),
+                        (["--diff", str(e)], "is also an input file")):
         status, _, err = run(capsys, a, e, *argv)
         assert status == 2 and words in err and len(err.strip().splitlines()) == 1, (argv, err)
 
@@ -305,3 +307,49 @@ def test_json_output_is_machine_readable(capsys, square):
                               "passed": True}]
     assert set(r["metrics"]) == {"rmse", "relmse", "psnr", "max", "mae", "over", "ssim", "flip"}
     assert r["width"] == 64 and r["height"] == 64 and r["ztest"] is None
+
+
+@pytest.mark.parametrize("suffix", [".png", ".png16", ".pfm", ".exr", ".npz"])
+def test_mutated_files_never_crash(suffix, tmp_path, capsys):
+    """Random byte flips, truncations and insertions of valid files: the comparison
+    either works (0 or 1) or refuses with one line (2, or 1 for an I/O error), never an
+    internal error (3) or a traceback."""
+    import random
+    rng = np.random.default_rng(9)
+    img = rng.random((6, 5, 3))
+    if suffix == ".png":
+        buf = io.BytesIO()
+        iio.imwrite(buf, (img * 255).astype(np.uint8), extension=".png")
+        data = buf.getvalue()
+    elif suffix == ".png16":
+        data = png16_bytes((img * 65535).astype(np.uint16))
+    elif suffix == ".pfm":
+        data = pfm_bytes(img.astype(np.float32))
+    elif suffix == ".exr":
+        data = exr_bytes({"color": img})
+    else:
+        buf = io.BytesIO()
+        np.savez(buf, mean=img, std=img * 0.1, spp=np.int64(4))
+        data = buf.getvalue()
+    ext = ".png" if suffix == ".png16" else suffix
+    good = tmp_path / f"good{ext}"
+    good.write_bytes(data)
+    gen = random.Random(sum(map(ord, suffix)))
+    for case in range(40):
+        b = bytearray(data)
+        for _ in range(gen.randint(1, 4)):
+            op, at = gen.random(), gen.randrange(len(b))
+            if op < 0.5:
+                b[at] = gen.randrange(256)
+            elif op < 0.8:
+                del b[at:]
+                if not b:
+                    break
+            else:
+                b[at:at] = bytes(gen.randrange(256) for _ in range(gen.randint(1, 8)))
+        bad = tmp_path / f"bad{ext}"
+        bad.write_bytes(bytes(b))
+        status, out, err = run(capsys, bad, good, "--no-flip")
+        assert status in (0, 1, 2), (case, status, err)
+        if status == 2:
+            assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, (case, err)

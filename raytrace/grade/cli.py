@@ -110,6 +110,12 @@ def _compare(args):
             raise GradeError("--ztest-output", "is a file, not a folder", file=str(zdir))
         for name in ("actual.exr", "expected.exr", "variance.exr", "pvalue.exr", "rejected.png"):
             zfiles[name] = outputs.add(str(zdir / name), "--ztest-output", None, "image")
+    inputs = {str(pathlib.Path(p).resolve()) for p in (args.actual, args.expected, args.actual_variance,
+                                                       args.expected_variance) if p}
+    for path, option in ((args.diff, "--diff"), (args.flip_map, "--flip-map"), *((p, "--ztest-output")
+                                                                              for p in zfiles.values())):
+        if path and str(pathlib.Path(path).resolve()) in inputs:
+            raise GradeError(option, "is also an input file", file=str(path))
     if (any(v is not None for v in (args.actual_variance, args.expected_variance, args.actual_spp,
                                     args.expected_spp)) or args.variance_from != "auto") and not args.ztest:
         raise GradeError("--ztest", "variance and spp options need --ztest")

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from . import metrics as M
-from .criteria import DEFAULT_CRITERIA, format_criteria, parse_criteria
+from .criteria import DEFAULT_CRITERIA, parse_criteria
 from .errors import GradeError
 from .images import HDR, LDR, GradeImage, from_array, from_codes, ldr_codes, read_image
 from .ztest import DEFAULT_ALPHA, DEFAULT_MAX_FRACTION, ZTestResult, ztest
@@ -281,4 +281,4 @@ def compare(actual, expected, criteria=None, threshold=M.DEFAULT_THRESHOLD, doma
                       passed=passed, diff=M.pixel_difference(d), flip_map=fmap, code_scale=code_scale)
 
 
-__all__ = ["compare", "Comparison", "ZTestOptions", "as_image", "format_criteria"]
+__all__ = ["compare", "Comparison", "ZTestOptions", "as_image"]

@@ -64,13 +64,6 @@ class GradeImage:
     def width(self):
         return self.linear.shape[1]
 
-    def encoded(self):
-        """sRGB-encoded values in [0, 1]: ``codes / (2^bits - 1)`` for LDR (exact), the
-        clamped, unquantised encoding of ``linear`` for HDR."""
-        if self.codes is not None:
-            return self.codes / float((1 << self.bits) - 1)
-        return linear_to_srgb(self.linear)
-
 
 def ldr_codes(linear, bits):
     """Linear values -> the integer codes our PNG writer stores: clamp to [0, 1],
