@@ -6,6 +6,7 @@
                     [--sampler sobol|independent]
                     [--depth FILE MIN MAX] [--normals FILE] [--encoding srgb|linear] [--quiet]
     raytrace convert SCENE.txt -o SCENE.json
+    raytrace compare | regress | convergence ...   (grading: raytrace.grade.cli, docs/grading.md)
 
 Bad input prints one line ``raytrace: error: scene.json: objects[3].radius: must be > 0``
 and exits with status 2; an I/O failure exits with 1. Every output path is checked before
@@ -25,6 +26,7 @@ from userio import cli as ucli
 from userio.outputs import Outputs
 
 from .errors import SceneError
+from .grade import cli as grade_cli
 from .image import ENCODINGS, FLOAT_FORMATS, FORMATS
 
 PROG = "raytrace"
@@ -81,6 +83,7 @@ def _parser():
                        description="Convert an MIT 6.837 ray-tracing scene (.txt) to a JSON scene.")
     c.add_argument("scene", help="course scene file (.txt)")
     c.add_argument("-o", "--output", required=True, help="JSON file to write")
+    grade_cli.add_commands(sub)
     return p
 
 
@@ -211,7 +214,7 @@ def main(argv=None):
     import numpy as np
 
     args = _parser().parse_args(argv)
-    body = _render if args.command == "render" else _convert
+    body = getattr(args, "grade_body", None) or (_render if args.command == "render" else _convert)
     with np.errstate(all="ignore"):       # overflow is checked where it matters, not warned
         return ucli.run(PROG, body, args)
 

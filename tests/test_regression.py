@@ -3,22 +3,25 @@
 Tolerance (8-bit sRGB values): mean absolute difference <= 1.0 and at most 0.5% of the
 pixels off by more than 8. That absorbs last-bit differences of floating point between
 machines (a silhouette pixel flipping) but not a changed shading term, camera or object.
-On failure the test writes actual, expected and a 4x amplified diff to tests/output/.
-To accept an intended change: ``python scripts/update_reference_images.py NAME``.
+The check is the ``render_regression`` fixture of the project's pytest plugin
+(``raytrace.grade.pytest_plugin``: the same comparison as ``raytrace compare``): the
+float render is rounded to the 8-bit sRGB PNG our writer would make and compared with
+the reference PNG. On failure it writes actual, expected and a difference heat map and
+names the folder. To accept an intended change:
+``python -m pytest tests/test_regression.py --update-references -k NAME`` (or
+``python scripts/update_reference_images.py NAME``).
 """
 import pathlib
 
-import imageio.v3 as iio
-import numpy as np
 import pytest
 
 import raytrace
-from raytrace.image import to_8bit
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 REFERENCE_DIR = REPO / "tests" / "reference"
 WIDTH = 96
 MAX_SPP = 4
+TOLERANCE = "mae<=1/255,over<=0.005"      # 'over': a channel off by more than 8/255 (the default)
 
 
 def regression_scenes():
@@ -35,28 +38,23 @@ def load_or_skip(path):
         raise
 
 
-def small_render(path):
-    scene = load_or_skip(path)
+def small_settings(scene):
     w = scene.setting("image", "width", 400)
     h = scene.setting("image", "height", 400)
     spp = min(scene.setting("image", "spp", 1), MAX_SPP)
-    return raytrace.render(scene, width=WIDTH, height=max(1, round(WIDTH * h / w)), spp=spp)
+    return {"width": WIDTH, "height": max(1, round(WIDTH * h / w)), "spp": spp}
+
+
+def small_render(path):
+    scene = load_or_skip(path)
+    return raytrace.render(scene, **small_settings(scene))
 
 
 @pytest.mark.parametrize("path", regression_scenes(), ids=lambda p: p.stem)
-def test_scene_matches_reference(path, output_dir):
-    ref_path = REFERENCE_DIR / f"{path.stem}.png"
-    image = small_render(path)          # skips first when the scene needs absent ../shared data
-    if not ref_path.exists():
-        pytest.fail(f"no reference image {ref_path}; run scripts/update_reference_images.py {path.stem}")
-    actual = to_8bit(image).astype(int)
-    expected = iio.imread(ref_path)[..., :3].astype(int)
-    assert actual.shape == expected.shape
-    diff = np.abs(actual - expected)
-    mean, frac_off = diff.mean(), (diff.max(axis=2) > 8).mean()
-    if mean > 1.0 or frac_off > 0.005:
-        iio.imwrite(output_dir / "actual.png", actual.astype(np.uint8))
-        iio.imwrite(output_dir / "expected.png", expected.astype(np.uint8))
-        iio.imwrite(output_dir / "diff.png", np.clip(diff * 4, 0, 255).astype(np.uint8))
-        pytest.fail(f"{path.name}: mean |diff| {mean:.2f}, {100 * frac_off:.2f}% of pixels off by > 8; "
-                    f"images in {output_dir}")
+def test_scene_matches_reference(path, render_regression):
+    scene = load_or_skip(path)          # skips first when the scene needs absent ../shared data
+    result = render_regression(scene, name=path.stem, reference_dir=REFERENCE_DIR, tolerance=TOLERANCE,
+                               **small_settings(scene))
+    if result is not None:              # None: --update-references wrote the reference
+        assert result.domain == "ldr" and result.code_scale == 255
+        assert result.metrics["mae"] <= 1 / 255 and result.metrics["over"] <= 0.005
