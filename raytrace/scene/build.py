@@ -8,6 +8,11 @@ in world space and tested outside the BVH because they are infinite.
 Besides positions and normals every primitive carries texture coordinates (see
 ``docs/path-tracing.md``: triangles per corner, spheres and planes computed at the hit)
 and an emitter index (row of ``emission``, -1 for none).
+
+Files that bring their own materials (``gltf`` objects, OBJ meshes with MTL files) are
+read first (:func:`file_assets`): their materials join the table as ``FILE#NAME`` (a
+scene material of the same name replaces the file's), then their triangles are added
+with one material row per primitive or part.
 """
 import pathlib
 
@@ -17,6 +22,7 @@ from ..errors import SceneError
 from ..layout import (M_TEX, MATERIAL_TYPES, Geometry, material_columns,
                       new_material_records)
 from ..textures import TextureTable
+from .gltf import load_gltf
 from .meshio import read_mesh
 from .plugins import plugin_object_types
 from .transforms import check_invertible, compose, to_numpy
@@ -153,6 +159,7 @@ class _Builder:
         self.planes, self.plane_mats, self.plane_uvs = [], [], []
         self.emissions = []
         self.plugins = None
+        self.assets = {}          # JSON path of a gltf / mesh object -> what file_assets read
 
     def textured(self, mat):
         return self.table[mat, M_TEX] >= 0
@@ -234,6 +241,12 @@ class _Builder:
                 uv[row, :3], uv[row, 3] = a, -a @ m[:3, 3]
             self.plane_uvs.append(uv)
             return
+        if kind == "gltf":
+            self.add_gltf(self.assets[where], obj, m, mat, emission, where)
+            return
+        if kind == "mesh" and getattr(self.assets.get(where), "materials", None):
+            self.add_mesh_parts(self.assets[where], obj, m, mat, emission, where)
+            return
         emit = self.emitter(emission)
         if kind == "sphere":
             c = np.asarray(obj.get("center", [0, 0, 0]), np.float64)
@@ -260,10 +273,7 @@ class _Builder:
         elif kind == "cube":
             self.add_triangles(_CUBE_V, _CUBE_F, None, m, mat, where, corner_uv=_CUBE_UV[_CUBE_F], emit=emit)
         elif kind == "mesh":
-            path = self.scene_dir / obj["file"]
-            if not path.is_file():
-                raise SceneError(f"{where}.file", f"file not found: {path}")
-            mesh = read_mesh(path)
+            mesh = self.assets.get(where) or _read_mesh_file(obj, where, self.scene_dir)
             cn = mesh.corner_normals
             smooth = obj.get("smooth", cn is not None)
             if not smooth:
@@ -280,6 +290,57 @@ class _Builder:
             faces = np.asarray(faces, np.int64)
             cn = None if normals is None else np.asarray(normals, np.float64)[faces]
             self.add_triangles(verts, faces, cn, m, mat, where, emit=emit)
+
+    def add_mesh_parts(self, mesh, obj, m, mat, emission, where):
+        """An OBJ mesh with MTL materials: one object per (group, material) part, with the
+        part's MTL material (faces without ``usemtl``: the inherited ``mat``) and its
+        ``Ke`` emission (unless the scene gives one). Smooth normals are computed per
+        group when the file has none."""
+        file = obj["file"]
+        smooth = obj.get("smooth", mesh.corner_normals is not None)
+        group_normals = {}
+        for group, name, faces in mesh.parts():
+            row = mat if name is None else self.material_rows[f"{file}#{name}"]
+            ke = None if name is None else mesh.materials[name].emission
+            emit = self.emitter(emission if emission is not None else ke)
+            cn = None
+            if smooth and mesh.corner_normals is not None:
+                cn = mesh.corner_normals[faces]
+            elif smooth:
+                if group not in group_normals:
+                    gfaces = mesh.faces[mesh.face_group == mesh.face_group[faces[0]]]
+                    group_normals[group] = vertex_normals(mesh.vertices, gfaces)
+                cn = group_normals[group][mesh.faces[faces]]
+            uv = mesh.corner_uvs[faces] if mesh.corner_uvs is not None and self.textured(row) else None
+            self.add_triangles(mesh.vertices, mesh.faces[faces], cn, m, row, where, corner_uv=uv, emit=emit)
+
+    def add_gltf(self, gs, obj, m, mat, emission, where):
+        """A glTF scene (:class:`raytrace.scene.gltf.GltfScene`) under the object matrix
+        ``m``: every placement of every mesh, one material row per primitive (the file's,
+        or the object's own ``material`` for all; primitives without one inherit ``mat``),
+        emission from the glTF material unless the scene gives one. Meshes used by several
+        nodes are copied per node here (instancing will store them once)."""
+        rows = [self.material_rows[f"{obj['file']}#{gm.name}"] for gm in gs.materials]
+        emits = {}
+        for pl in gs.placements:
+            world = m @ pl.matrix
+            if not np.isfinite(world).all():
+                raise SceneError(where, f"nodes[{pl.node}]: the transforms down to it overflow")
+            lin = world[:3, :3]
+            if abs(np.linalg.det(lin / max(np.abs(lin).max(), 1e-300))) < 1e-12:
+                continue                     # a zero scale hides the node (common in animations)
+            for prim in gs.meshes[pl.mesh]:
+                gm = gs.materials[prim.material] if prim.material >= 0 else None
+                if gm is not None and gm.hidden:
+                    continue
+                row = mat if gm is None or "material" in obj else rows[prim.material]
+                if prim.material not in emits:
+                    emits[prim.material] = self.emitter(
+                        emission if emission is not None or gm is None else gm.emission)
+                cn = None if prim.normals is None else prim.normals[prim.faces]
+                uv = prim.uvs[prim.faces] if prim.uvs is not None and self.textured(row) else None
+                self.add_triangles(prim.positions, prim.faces, cn, world, row, f"{where} (nodes[{pl.node}])",
+                                   corner_uv=uv, emit=emits[prim.material])
 
     def geometry(self, table, tex_info, tex_texels):
         def cat(parts, shape, dtype=np.float64):
@@ -316,12 +377,59 @@ class _Builder:
         )
 
 
+def _read_mesh_file(obj, where, scene_dir, materials=False):
+    path = pathlib.Path(scene_dir) / obj["file"]
+    if not path.is_file():
+        raise SceneError(f"{where}.file", f"file not found: {path}")
+    return read_mesh(path, materials=materials)
+
+
+def _load_gltf_object(obj, where, scene_dir):
+    path = pathlib.Path(scene_dir) / obj["file"]
+    if not path.is_file():
+        raise SceneError(f"{where}.file", f"file not found: {path}")
+    try:
+        return load_gltf(path, obj.get("scene"), obj.get("animation"), obj.get("time", 0.0),
+                         obj.get("loop", False))
+    except SceneError as exc:
+        if exc.file is not None:             # a problem inside the glTF file: it names it
+            raise
+        raise SceneError(f"{where}.{exc.where}", exc.message) from None
+
+
+def file_assets(objects, scene_dir):
+    """Read the files of ``gltf`` objects and of ``mesh`` objects without a ``material``
+    of their own (for their MTL materials). -> (assets {JSON path: GltfScene or Mesh},
+    materials {"FILE#NAME": material dict})."""
+    assets, materials = {}, {}
+    stack = [(obj, f"objects[{i}]") for i, obj in reversed(list(enumerate(objects)))]
+    while stack:
+        obj, where = stack.pop()
+        kind = obj["type"]
+        if kind == "group":
+            stack += [(c, f"{where}.children[{i}]") for i, c in reversed(list(enumerate(obj["children"])))]
+        elif kind == "gltf":
+            gs = assets[where] = _load_gltf_object(obj, where, scene_dir)
+            for gm in gs.materials:
+                materials.setdefault(f"{obj['file']}#{gm.name}", gm.spec)
+        elif kind == "mesh" and "material" not in obj:
+            mesh = assets[where] = _read_mesh_file(obj, where, scene_dir, materials=True)
+            for name, mm in mesh.materials.items():
+                materials.setdefault(f"{obj['file']}#{name}", mm.spec)
+    return assets, materials
+
+
 def build_geometry(data, scene_dir):
     """Flatten ``data["objects"]`` (a validated scene dict) into a :class:`Geometry`."""
     textures = TextureTable(scene_dir)
-    names, table = material_table(data.get("materials", {}), textures)
+    assets, file_materials = file_assets(data.get("objects", []), scene_dir)
+    materials = dict(data.get("materials", {}))
+    for name, spec in file_materials.items():
+        materials.setdefault(name, spec)         # a scene material of that name wins
+    names, table = material_table(materials, textures)
     rows = {n: i for i, n in enumerate(names)}
     b = _Builder(scene_dir, rows, table)
+    b.assets = assets
     for i, obj in enumerate(data.get("objects", [])):
         b.visit(obj, f"objects[{i}]", np.eye(4), 0, None)
     tex_info, tex_texels = textures.arrays()

@@ -165,6 +165,23 @@ def _check_emission(data):
     walk(data.get("objects", []), ["objects"], False)
 
 
+def _check_file_objects(data):
+    """``gltf`` objects: a .gltf/.glb file, ``time`` and ``loop`` only with an ``animation``."""
+    stack = [(obj, ["objects", i]) for i, obj in enumerate(data.get("objects", []))]
+    while stack:
+        obj, p = stack.pop()
+        if obj.get("type") == "group":
+            stack += [(c, p + ["children", i]) for i, c in enumerate(obj.get("children", []))]
+        if obj.get("type") != "gltf":
+            continue
+        if not obj["file"].lower().endswith((".gltf", ".glb")):
+            raise SceneError(json_path(p + ["file"]), f"a gltf object needs a .gltf or .glb file, "
+                             f"got {obj['file']!r} (meshes: type 'mesh')")
+        for key in ("time", "loop"):
+            if key in obj and "animation" not in obj:
+                raise SceneError(json_path(p + [key]), f"'{key}' needs an 'animation'")
+
+
 def _check_camera(cam):
     has_dir, has_at = "direction" in cam, "look_at" in cam
     if has_dir == has_at:
@@ -191,3 +208,4 @@ def validate_scene(data):
     _check_camera(data["camera"])
     _check_materials(data)
     _check_emission(data)
+    _check_file_objects(data)
