@@ -51,7 +51,7 @@ TRANSMISSION_THRESHOLD = 0.5
 class Primitive:
     """One triangle primitive in its mesh's space: ``positions`` (n,3) float64,
     ``normals`` (n,3) or None (then flat), ``uvs`` (n,2) or None (TEXCOORD_n of the
-    material's base-colour texture), ``faces`` (m,3) int64 counter-clockwise, ``material``
+    material's base-colour texture, else TEXCOORD_0), ``faces`` (m,3) int64 counter-clockwise, ``material``
     index into :attr:`GltfScene.materials` (-1: none given)."""
     positions: np.ndarray
     normals: object
@@ -392,11 +392,10 @@ def _faces(doc, prim, pw, n):
     if len(idx) < 3:
         return np.zeros((0, 3), np.int64)
     k = np.arange(len(idx) - 2)
-    if mode == 6:                                   # fan: (0, k+1, k+2)
-        return np.stack([np.full_like(k, idx[0]), idx[k + 1], idx[k + 2]], axis=1)
-    odd = (k % 2).astype(bool)                      # strip: every other triangle flipped
-    a, b = np.where(odd, idx[k + 1], idx[k]), np.where(odd, idx[k], idx[k + 1])
-    return np.stack([a, b, idx[k + 2]], axis=1)
+    if mode == 6:                                   # fan: (v_{k+1}, v_{k+2}, v_0)
+        return np.stack([idx[k + 1], idx[k + 2], np.full_like(k, idx[0])], axis=1)
+    odd = k % 2                                     # strip: (v_k, v_{k+1+k%2}, v_{k+2-k%2})
+    return np.stack([idx[k], idx[k + 1 + odd], idx[k + 2 - odd]], axis=1)
 
 
 def _attribute(doc, attrs, name, pw, n, ncomp, row_name):
@@ -430,9 +429,10 @@ def _read_mesh(doc, m, texcoord_of):
         mat = doc.int_(prim, "material", pw, -1)
         if mat >= 0:
             doc.item("materials", mat, f"{pw}.material")
-        tc = texcoord_of(mat)
+        tc = texcoord_of(mat)            # the set the base-colour texture uses, else set 0
+        tc = 0 if tc is None or f"TEXCOORD_{tc}" not in attrs else tc
         uvs = None
-        if tc is not None and f"TEXCOORD_{tc}" in attrs:
+        if f"TEXCOORD_{tc}" in attrs:
             uvs = _attribute(doc, attrs, f"TEXCOORD_{tc}", pw, n, 2, "texture coordinate")
         out.append(Primitive(pos, nrm, uvs, _faces(doc, prim, pw, n), mat))
     return out
