@@ -244,8 +244,9 @@ class _Builder:
         if kind == "gltf":
             self.add_gltf(self.assets[where], obj, m, mat, emission, where)
             return
-        if kind == "mesh" and getattr(self.assets.get(where), "materials", None):
-            self.add_mesh_parts(self.assets[where], obj, m, mat, emission, where)
+        if kind == "mesh":
+            mesh = self.assets.get(where) or _read_mesh_file(obj, where, self.scene_dir)
+            self.add_mesh(mesh, obj, m, mat, emission, where)
             return
         emit = self.emitter(emission)
         if kind == "sphere":
@@ -272,16 +273,6 @@ class _Builder:
             self.add_triangles(_RECT_V, _RECT_F, None, m, mat, where, corner_uv=uv, emit=emit)
         elif kind == "cube":
             self.add_triangles(_CUBE_V, _CUBE_F, None, m, mat, where, corner_uv=_CUBE_UV[_CUBE_F], emit=emit)
-        elif kind == "mesh":
-            mesh = self.assets.get(where) or _read_mesh_file(obj, where, self.scene_dir)
-            cn = mesh.corner_normals
-            smooth = obj.get("smooth", cn is not None)
-            if not smooth:
-                cn = None
-            elif cn is None:
-                cn = vertex_normals(mesh.vertices, mesh.faces)[mesh.faces]
-            uv = mesh.corner_uvs if self.textured(mat) else None
-            self.add_triangles(mesh.vertices, mesh.faces, cn, m, mat, where, corner_uv=uv, emit=emit)
         else:
             if self.plugins is None:
                 self.plugins = plugin_object_types()
@@ -291,17 +282,19 @@ class _Builder:
             cn = None if normals is None else np.asarray(normals, np.float64)[faces]
             self.add_triangles(verts, faces, cn, m, mat, where, emit=emit)
 
-    def add_mesh_parts(self, mesh, obj, m, mat, emission, where):
-        """An OBJ mesh with MTL materials: one object per (group, material) part, with the
-        part's MTL material (faces without ``usemtl``: the inherited ``mat``) and its
-        ``Ke`` emission (unless the scene gives one). Smooth normals are computed per
-        group when the file has none."""
+    def add_mesh(self, mesh, obj, m, mat, emission, where):
+        """A mesh file (:class:`raytrace.scene.meshio.Mesh`), one part per (OBJ group,
+        material): the part's MTL material (faces without ``usemtl``, and every face when
+        the object names its own ``material``: ``mat``) and its ``Ke`` emission (unless
+        the scene gives one). Smooth normals (the file's, else area-weighted) are computed
+        per group: separate objects of a file do not blend their normals."""
         file = obj["file"]
         smooth = obj.get("smooth", mesh.corner_normals is not None)
         group_normals = {}
         for group, name, faces in mesh.parts():
-            row = mat if name is None else self.material_rows[f"{file}#{name}"]
-            ke = None if name is None else mesh.materials[name].emission
+            mtl = mesh.materials.get(name)
+            row = mat if mtl is None else self.material_rows[f"{file}#{name}"]
+            ke = None if mtl is None else mtl.emission
             emit = self.emitter(emission if emission is not None else ke)
             cn = None
             if smooth and mesh.corner_normals is not None:

@@ -21,10 +21,15 @@ from userio.textio import read_text
 from ..errors import SceneError
 
 
+# texture coordinates of a face without ``vt``: (u, v) = barycentrics of its 2nd and 3rd corner
+_BARY_UV = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+
+
 class Mesh:
     """A triangle mesh: ``vertices`` (n,3) float64, ``faces`` (m,3) int64 and optionally
-    per-face-corner ``corner_normals`` (m,3,3) and texture coordinates ``corner_uvs``
-    (m,3,2) float64 (None when the file does not give them for every corner). UVs have
+    per-face-corner ``corner_normals`` (m,3,3) (None unless the file gives them for every
+    corner) and texture coordinates ``corner_uvs`` (m,3,2) float64 (None when the file
+    has none; faces without them get the barycentrics of their 2nd and 3rd corner). UVs have
     ``v`` flipped (``1 - v``): OBJ and PLY put ``v = 0`` at the bottom of an image, our
     (and Mitsuba's) image lookup at the top.
 
@@ -181,9 +186,10 @@ def read_obj(path, materials=True):
     ct = None
     if uvs is not None:
         idx = np.asarray(corner_t, dtype=np.int64)
-        if (idx >= 0).all():
-            ct = uvs[idx]
-            ct[..., 1] = 1.0 - ct[..., 1]
+        have = (idx >= 0).all(axis=1)
+        ct = np.broadcast_to(_BARY_UV, (len(idx), 3, 2)).copy()   # faces without vt
+        ct[have] = uvs[idx[have]]
+        ct[have, :, 1] = 1.0 - ct[have, :, 1]
     mesh = Mesh(verts, faces, cn, ct)
     st = np.asarray(states, np.int64).reshape(-1, 2)
     mesh.face_group, mesh.group_names = st[:, 0].copy(), groups
