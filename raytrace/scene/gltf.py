@@ -32,6 +32,7 @@ from userio.textio import decode_text, read_text
 
 from ..errors import SceneError
 from ..textures import decode_image_bytes
+from .validate import MAX_MAGNITUDE
 
 SUFFIXES = (".gltf", ".glb")
 # Extensions read (see docs/gltf.md). A file that marks another one required is refused.
@@ -165,7 +166,8 @@ def _at(where, key):
 
 
 class _Doc:
-    """The parsed JSON with typed getters whose errors name the file and JSON path."""
+    """The parsed JSON with typed getters whose errors name the file and JSON path.
+    Numbers must be finite and at most MAX_MAGNITUDE in size, as in scene files."""
 
     def __init__(self, path, doc, blob):
         self.path = pathlib.Path(path)
@@ -209,7 +211,7 @@ class _Doc:
             self.fail(_at(where, key), f"must be an integer >= {lo}, got {value!r}")
         return value
 
-    def num(self, obj, key, where, default, lo=-math.inf, hi=math.inf):
+    def num(self, obj, key, where, default, lo=-MAX_MAGNITUDE, hi=MAX_MAGNITUDE):
         value = obj.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             self.fail(_at(where, key), f"must be a finite number, got {value!r}")
@@ -217,7 +219,7 @@ class _Doc:
             self.fail(_at(where, key), f"must be in [{lo:g}, {hi:g}], got {value!r}")
         return float(value)
 
-    def vec(self, obj, key, n, where, default, lo=-math.inf, hi=math.inf):
+    def vec(self, obj, key, n, where, default, lo=-MAX_MAGNITUDE, hi=MAX_MAGNITUDE):
         value = obj.get(key, default)
         if (not isinstance(value, list) or len(value) != n
                 or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in value)):

@@ -12,6 +12,7 @@ along); its errors become ``file: line N`` (ASCII) or ``element 'face' row N`` o
 """
 import pathlib
 import re
+import warnings
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from userio.limits import check_finite
 from userio.textio import read_text
 
 from ..errors import SceneError
+from .validate import MAX_MAGNITUDE
 
 
 # texture coordinates of a face without ``vt``: (u, v) = barycentrics of its 2nd and 3rd corner
@@ -283,9 +285,9 @@ def _mtl_numbers(parts, path, n, counts):
     if len(x) not in counts:
         want = " or ".join(map(str, counts))
         raise SceneError(f"line {n}", f"{parts[0]} needs {want} numbers, got {len(x)}", file=str(path))
-    if not all(np.isfinite(x)) or min(x) < 0:
-        raise SceneError(f"line {n}", f"{parts[0]} needs finite numbers >= 0: {_clip(' '.join(parts))!r}",
-                         file=str(path))
+    if not all(np.isfinite(x)) or min(x) < 0 or max(x) > MAX_MAGNITUDE:
+        raise SceneError(f"line {n}", f"{parts[0]} needs numbers >= 0 and <= {MAX_MAGNITUDE:g}: "
+                         f"{_clip(' '.join(parts))!r}", file=str(path))
     return x * 3 if counts == (1, 3) and len(x) == 1 else x
 
 
@@ -405,13 +407,15 @@ def read_ply(path):
         raise SceneError(None, "mesh file not found", file=str(path)) from None
     lines, binary = _ply_header(path, data)
     try:
-        ply = plyfile.PlyData.read(path)
+        with warnings.catch_warnings():         # numpy's "input contained no data" and such
+            warnings.simplefilter("ignore")
+            ply = plyfile.PlyData.read(path)
     except plyfile.PlyHeaderParseError as exc:
         raise SceneError(f"line {exc.line}" if exc.line else None, f"PLY header: {exc.message}",
                          file=str(path)) from None
     except plyfile.PlyElementParseError as exc:
         raise SceneError(_ply_row(lines, exc, binary), f"{exc.message}", file=str(path)) from None
-    except (plyfile.PlyParseError, ValueError) as exc:
+    except Exception as exc:  # plyfile and numpy raise assorted errors on malformed data
         raise SceneError(None, f"cannot read PLY: {exc}", file=str(path)) from None
     names = [e.name for e in ply.elements]
     if "vertex" not in names or "face" not in names:
