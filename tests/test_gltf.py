@@ -518,6 +518,18 @@ def test_direct_scene_uses_the_first_camera_and_the_lights(tmp_path):
     assert data["objects"] == [{"type": "gltf", "file": "cl.glb"}]
 
 
+def test_still_life_direct_scene_takes_its_camera_and_light():
+    data = direct_scene(STILL_LIFE)
+    c, s = math.cos(math.radians(18)), math.sin(math.radians(18))
+    np.testing.assert_allclose(data["camera"]["center"], [0, 1.6, 4.2])
+    np.testing.assert_allclose(data["camera"]["direction"], [0, -s, -c], atol=1e-12)
+    assert (data["image"]["width"], data["image"]["height"]) == (600, 400)
+    (light,) = data["lights"]
+    assert light["type"] == "point" and light["attenuation"] == math.pi
+    np.testing.assert_allclose(light["position"], [1.5, 2.5, 2.0])
+    np.testing.assert_allclose(light["color"], [12.0, 11.4, 10.8])       # intensity 12 x colour
+
+
 def test_orthographic_camera(tmp_path):
     from raytrace.scene.gltf import _Doc, camera_dict
     doc = _Doc(tmp_path / "x.gltf", {}, None)

@@ -721,11 +721,12 @@ def _load(path, scene, animation, time, loop):
                 mesh_slot[m] = len(meshes)
                 meshes.append(_read_mesh(doc, m, lambda k: _texcoord_set(doc, k)))
             if "skin" in node:
-                if m not in posed:
+                key = (m, node["skin"])
+                if key not in posed:
                     v, n = _skinned(doc, i, node, skin_models, anim, time, loop)
-                    posed[m] = len(meshes)
+                    posed[key] = len(meshes)
                     meshes.append(_split_posed(meshes[mesh_slot[m]], v, n))
-                placements.append(Placement(posed[m], np.eye(4), i))
+                placements.append(Placement(posed[key], np.eye(4), i))
             else:
                 placements.append(Placement(mesh_slot[m], world, i))
         if "camera" in node:
