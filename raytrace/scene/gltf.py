@@ -356,7 +356,8 @@ class _Doc:
             if "uri" in img:
                 uri = img["uri"]
                 data = self._uri_bytes(uri, f"{iw}.uri")
-                name = f"{self.path}#{iw}" if str(uri).startswith("data:") else str(self.path.parent / unquote(uri))
+                inline = str(uri).startswith("data:")
+                name = f"{self.path}#{iw}" if inline else str(self.path.parent / unquote(uri))
             elif "bufferView" in img:
                 view, _ = self.view(self.int_(img, "bufferView", iw), f"{iw}.bufferView")
                 data, name = bytes(view), f"{self.path}#{iw}"
@@ -377,7 +378,8 @@ def _faces(doc, prim, pw, n):
         k = doc.int_(prim, "indices", pw)
         ctype = doc.item("accessors", k, f"{pw}.indices").get("componentType")
         if ctype not in _INDEX_TYPES:
-            doc.fail(f"{pw}.indices", f"accessors[{k}] must hold unsigned integers, got componentType {ctype}")
+            doc.fail(f"{pw}.indices", f"accessors[{k}] must hold unsigned integers, "
+                                      f"got componentType {ctype}")
         idx = doc.accessor(k, f"{pw}.indices")
         if idx.shape[1] != 1:
             doc.fail(f"{pw}.indices", f"accessors[{k}] must be SCALAR")
@@ -640,8 +642,9 @@ def check_extensions(doc):
     required = doc.array("extensionsRequired")
     for k, name in enumerate(required):
         if name not in SUPPORTED_EXTENSIONS:
+            supported = ", ".join(SUPPORTED_EXTENSIONS)
             doc.fail(f"extensionsRequired[{k}]", f"the file requires extension {name!r}, which raytrace "
-                                                 f"does not support (supported: {', '.join(SUPPORTED_EXTENSIONS)})")
+                                                 f"does not support (supported: {supported})")
     asset = doc.dict_(doc.doc, "asset", "(top level)")
     version = asset.get("version")
     if not isinstance(version, str) or not version.startswith("2."):
@@ -774,7 +777,8 @@ def camera_dict(doc, world, cam, cw):
             doc.fail(f"{cw}.perspective.yfov", f"must be in (0, pi) radians, got {yfov}")
         out.update(type="perspective", fov=math.degrees(yfov))
         aspect = body.get("aspectRatio")
-        aspect = None if aspect is None else doc.num(body, "aspectRatio", f"{cw}.perspective", None, 1e-3, 1e3)
+        if aspect is not None:
+            aspect = doc.num(body, "aspectRatio", f"{cw}.perspective", None, 1e-3, 1e3)
     else:
         xmag = doc.num(body, "xmag", f"{cw}.orthographic", None)
         ymag = doc.num(body, "ymag", f"{cw}.orthographic", None)
@@ -793,7 +797,8 @@ def light_dict(doc, world, light, lw):
     if kind == "directional":
         d = -world[:3, 2]
         # irradiance E = intensity (lux as W/m^2): our directional light has irradiance pi * color
-        return {"type": "directional", "direction": d.tolist(), "color": (colour * intensity / math.pi).tolist()}
+        return {"type": "directional", "direction": d.tolist(),
+                "color": (colour * intensity / math.pi).tolist()}
     # point and spot (the cone is not modelled): radiant intensity I = intensity (cd as W/sr);
     # ours is pi * color / attenuation W/sr, falling off as 1/d^2 under both integrators
     return {"type": "point", "position": world[:3, 3].tolist(), "color": (colour * intensity).tolist(),

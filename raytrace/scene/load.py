@@ -3,7 +3,8 @@
 ``load_scene`` accepts a path to a ``.json`` scene, a path to a course ``.txt`` scene
 (converted on the fly), a glTF 2.0 file (``.gltf`` / ``.glb``, wrapped into a scene with
 its camera and lights, see ``docs/gltf.md``), or a dict (paths in it are relative to
-``base_dir``, default the current folder). All input errors are raised as SceneError naming the file and field.
+``base_dir``, default the current folder). All input errors are raised as SceneError
+naming the file and field.
 """
 import copy
 import json

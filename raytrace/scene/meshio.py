@@ -298,14 +298,16 @@ def _map_statement(rest, path, n):
     while k < len(tokens) and tokens[k] in _MAP_OPTIONS:
         opt, k = tokens[k], k + 1
         args = []
-        while k < len(tokens) and len(args) < _MAP_OPTIONS[opt] and re.fullmatch(r"[-+.\deE]+|on|off|[rgbmlz]", tokens[k]):
+        while (k < len(tokens) and len(args) < _MAP_OPTIONS[opt]
+               and re.fullmatch(r"[-+.\deE]+|on|off|[rgbmlz]", tokens[k])):
             args.append(tokens[k])
             k += 1
         if opt == "-s" and args:
             try:
                 s = [float(a) for a in args] + [1.0] * (2 - len(args))
             except ValueError:
-                raise SceneError(f"line {n}", f"map_Kd -s needs numbers, got {args}", file=str(path)) from None
+                raise SceneError(f"line {n}", f"map_Kd -s needs numbers, got {args}",
+                                 file=str(path)) from None
             if not (np.isfinite(s[:2]).all() and min(s[:2]) > 0):
                 raise SceneError(f"line {n}", "map_Kd -s scale must be > 0", file=str(path))
             scale = s[:2]
