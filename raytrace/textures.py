@@ -13,6 +13,13 @@ Conventions (Mitsuba 3's, so that scenes and textures carry over unchanged):
 - Checkerboard: ``color0`` where ``frac(u) > 0.5`` equals ``frac(v) > 0.5``, else
   ``color1``: a 2 x 2 board per unit square of (scaled) UV.
 
+- In-memory images: an ``image`` texture may carry ``pixels`` ((H, W, 3) float linear RGB,
+  already decoded) instead of ``file``, with an optional ``key`` under which equal images
+  are stored once (the glTF reader's embedded images: GLB chunks, data URIs;
+  :func:`decode_image_bytes` decodes PNG/JPEG bytes for it). ``tint`` (3 linear factors)
+  multiplies an image (glTF's base colour factor, MTL's ``Kd`` with ``map_Kd``). Both
+  keys are filled by the file readers, not written in scene files.
+
 Everything the kernels need is packed into two arrays: ``info`` (K, TEX_WIDTH) float64,
 one row per texture, and ``texels`` (N, 3) float32 holding every image's linear texels,
 row-major, one image after the other.
@@ -23,7 +30,10 @@ import pathlib
 import numpy as np
 from numba import njit
 
-from .image import read_rgb_image
+from userio.limits import check_memory
+
+from .errors import SceneError
+from .image import _short_reason, read_rgb_image, srgb_to_linear
 
 CHECKERBOARD, IMAGE = 0, 1
 # columns of the info table
@@ -36,9 +46,46 @@ def load_texture_image(path, where):
     return read_rgb_image(path, where, "texture")
 
 
+def decode_image_bytes(data, name, where, srgb=True, error=SceneError, file=None):
+    """PNG or JPEG bytes -> (H, W, 4) float32 RGBA in [0, 1] (grey repeated to RGB; alpha 1
+    when the image has none). ``srgb``: decode the colour channels from sRGB to linear
+    (colour images; glTF's metallic-roughness images are linear already). ``name`` names
+    the image in errors (``model.glb#images[2]`` or a file path); errors are ``error(where,
+    message, file=file)``."""
+    import io
+
+    import imageio.v3 as iio
+    try:
+        props = iio.improps(io.BytesIO(data), plugin="pillow")
+    except Exception as exc:  # imageio raises many types for bad data
+        raise error(where, f"cannot read image {name}: {_short_reason(exc)}", file=file) from None
+    shape = tuple(props.shape)
+    if len(shape) not in (2, 3) or (len(shape) == 3 and shape[2] not in (1, 2, 3, 4)) or 0 in shape[:2]:
+        raise error(where, f"image {name} is not a 2-D grey or colour image (shape {shape})", file=file)
+    check_memory(shape[0] * shape[1] * 4 * 8, f"image {name} ({shape[1]} x {shape[0]})", where,
+                 error=error, file=file)
+    try:
+        img = iio.imread(io.BytesIO(data), plugin="pillow")
+    except Exception as exc:
+        raise error(where, f"cannot read image {name}: {_short_reason(exc)}", file=file) from None
+    if img.dtype not in (np.uint8, np.uint16):
+        raise error(where, f"image {name}: unsupported pixel type {img.dtype} (use 8- or 16-bit)", file=file)
+    x = img.astype(np.float64) / np.iinfo(img.dtype).max
+    if x.ndim == 2:
+        x = x[..., None]
+    if x.shape[2] in (1, 2):                        # grey (+ alpha)
+        x = np.concatenate([np.repeat(x[..., :1], 3, axis=2), x[..., 1:]], axis=2)
+    if x.shape[2] == 3:
+        x = np.concatenate([x, np.ones(x.shape[:2] + (1,))], axis=2)
+    if srgb:
+        x[..., :3] = srgb_to_linear(x[..., :3])
+    return np.ascontiguousarray(x, np.float32)
+
+
 class TextureTable:
     """Collects the textures of a scene while materials are read; ``add`` returns the
-    texture's row. Image files are read once each, relative to ``scene_dir``."""
+    texture's row. Image files are read once each, relative to ``scene_dir``; in-memory
+    images (``pixels``) once per ``key``."""
 
     def __init__(self, scene_dir):
         self.scene_dir = pathlib.Path(scene_dir)
@@ -46,6 +93,17 @@ class TextureTable:
         self.images = []
         self._offset = 0
         self._by_file = {}
+        self._means = {}
+
+    def _store(self, key, img):
+        """Append image ``img`` (H, W, 3) under ``key`` (once) -> (offset, width, height)."""
+        if key not in self._by_file:
+            img = np.asarray(img, np.float32)
+            self._by_file[key] = (self._offset, img.shape[1], img.shape[0])
+            self._means[self._offset] = img.reshape(-1, 3).mean(axis=0, dtype=np.float64)
+            self.images.append(np.ascontiguousarray(img.reshape(-1, 3)))
+            self._offset += img.shape[0] * img.shape[1]
+        return self._by_file[key]
 
     def add(self, spec, where):
         row = np.zeros(TEX_WIDTH)
@@ -57,24 +115,35 @@ class TextureTable:
             row[T_C1:T_C1 + 3] = spec.get("color1", [0.2, 0.2, 0.2])
         else:
             row[T_KIND] = IMAGE
-            path = (self.scene_dir / spec["file"]).resolve()
-            if path not in self._by_file:
-                img = load_texture_image(path, f"{where}.file")
-                self._by_file[path] = (self._offset, img.shape[1], img.shape[0])
-                self.images.append(img.reshape(-1, 3))
-                self._offset += img.shape[0] * img.shape[1]
-            off, w, h = self._by_file[path]
+            off, w, h = self._image(spec, where)
             row[T_OFFSET], row[T_WIDTH], row[T_HEIGHT] = off, w, h
         self.rows.append(row)
         return len(self.rows) - 1
+
+    def _image(self, spec, where):
+        """Store the image of an ``image`` spec (file or ``pixels``, times ``tint``) once."""
+        if "pixels" in spec:
+            key = ("pixels", spec.get("key", id(spec["pixels"])))
+            load = lambda: np.asarray(spec["pixels"], np.float32)  # noqa: E731
+        else:
+            key = path = (self.scene_dir / spec["file"]).resolve()
+            load = lambda: load_texture_image(path, f"{where}.file")  # noqa: E731
+        tint = spec.get("tint")
+        if tint is not None:
+            key = (key, tuple(float(c) for c in tint))
+        if key not in self._by_file:
+            img = load()
+            if img.ndim != 3 or img.shape[2] != 3 or 0 in img.shape:
+                raise ValueError(f"{where}: an image texture must be (H, W, 3), got {img.shape}")
+            self._store(key, img if tint is None else img * np.asarray(tint, np.float32))
+        return self._by_file[key]
 
     def average(self, k):
         """Mean linear colour of texture ``k`` (3,) (what a constant stand-in would be)."""
         row = self.rows[k]
         if row[T_KIND] == CHECKERBOARD:
             return 0.5 * (row[T_C0:T_C0 + 3] + row[T_C1:T_C1 + 3])
-        off, n = int(row[T_OFFSET]), int(row[T_WIDTH] * row[T_HEIGHT])
-        return np.concatenate(self.images)[off:off + n].mean(axis=0).astype(np.float64)
+        return self._means[int(row[T_OFFSET])].copy()
 
     def arrays(self):
         """-> (info (K, TEX_WIDTH) float64, texels (N, 3) float32), both contiguous."""

@@ -8,6 +8,11 @@ in world space and tested outside the BVH because they are infinite.
 Besides positions and normals every primitive carries texture coordinates (see
 ``docs/path-tracing.md``: triangles per corner, spheres and planes computed at the hit)
 and an emitter index (row of ``emission``, -1 for none).
+
+Files that bring their own materials (``gltf`` objects, OBJ meshes with MTL files) are
+read first (:func:`file_assets`): their materials join the table as ``FILE#NAME`` (a
+scene material of the same name replaces the file's), then their triangles are added
+with one material row per primitive or part.
 """
 import pathlib
 from typing import NamedTuple
@@ -18,6 +23,7 @@ from ..errors import SceneError
 from ..layout import (M_TEX, MATERIAL_TYPES, Geometry, material_columns,
                       new_material_records)
 from ..textures import TextureTable
+from .gltf import load_gltf
 from .meshio import read_mesh
 from .plugins import plugin_object_types
 from .transforms import check_invertible, compose, to_numpy
@@ -161,6 +167,8 @@ class _Builder:
         self.current_object = -1     # id given to the primitives being added
         self.in_prototype = False    # shared prototypes' primitives get no object id
         self.tri_objs, self.sphere_objs, self.plane_objs = [], [], []
+        self.assets = {}             # JSON path of a gltf / mesh object -> what file_assets read
+        self.array_protos = {}       # name -> (glTF primitives, where): prototypes made by add_gltf
 
     def textured(self, mat):
         """Whether triangles of material row ``mat`` need texture coordinates (always for
@@ -268,6 +276,13 @@ class _Builder:
                 uv[row, :3], uv[row, 3] = a, -a @ m[:3, 3]
             self.plane_uvs.append(uv)
             return
+        if kind == "gltf":
+            self.add_gltf(self.assets[where], obj, m, mat, emission, where)
+            return
+        if kind == "mesh":
+            mesh = self.assets.get(where) or _read_mesh_file(obj, where, self.scene_dir)
+            self.add_mesh(mesh, obj, m, mat, emission, where)
+            return
         emit = self.emitter(emission)
         if kind == "sphere":
             c = np.asarray(obj.get("center", [0, 0, 0]), np.float64)
@@ -294,19 +309,6 @@ class _Builder:
             self.add_triangles(_RECT_V, _RECT_F, None, m, mat, where, corner_uv=uv, emit=emit)
         elif kind == "cube":
             self.add_triangles(_CUBE_V, _CUBE_F, None, m, mat, where, corner_uv=_CUBE_UV[_CUBE_F], emit=emit)
-        elif kind == "mesh":
-            path = self.scene_dir / obj["file"]
-            if not path.is_file():
-                raise SceneError(f"{where}.file", f"file not found: {path}")
-            mesh = read_mesh(path)
-            cn = mesh.corner_normals
-            smooth = obj.get("smooth", cn is not None)
-            if not smooth:
-                cn = None
-            elif cn is None:
-                cn = vertex_normals(mesh.vertices, mesh.faces)[mesh.faces]
-            uv = mesh.corner_uvs if self.textured(mat) else None
-            self.add_triangles(mesh.vertices, mesh.faces, cn, m, mat, where, corner_uv=uv, emit=emit)
         else:
             if self.plugins is None:
                 self.plugins = plugin_object_types()
@@ -328,7 +330,12 @@ class _Builder:
         self.in_prototype, self.current_object = True, -1
         for k, name in enumerate(used):
             t0, s0 = self.counts()
-            self.visit(protos[name], f"prototypes.{name}", np.eye(4), -1, None)
+            if name in self.array_protos:
+                prims, where = self.array_protos[name]
+                for prim, row, emit in prims:
+                    self._add_primitive(prim, np.eye(4), row, emit, where)
+            else:
+                self.visit(protos[name], f"prototypes.{name}", np.eye(4), -1, None)
             t1, s1 = self.counts()
             out[name] = (k, (t0, t1), (s0, s1))
         return out
@@ -354,6 +361,70 @@ class _Builder:
         return (np.array([r[0] for r in rows]).reshape(n, 3, 4), np.array([r[1] for r in rows]).reshape(n, 3),
                 np.array([r[2] for r in rows]).reshape(n, 3), np.array([r[3] for r in rows], np.int64),
                 np.array([r[4] for r in rows], np.int64), np.array([r[5] for r in rows], np.int64))
+
+    def add_mesh(self, mesh, obj, m, mat, emission, where):
+        """A mesh file (:class:`raytrace.scene.meshio.Mesh`), one part per (OBJ group,
+        material): the part's MTL material (faces without ``usemtl``, and every face when
+        the object names its own ``material``: ``mat``) and its ``Ke`` emission (unless
+        the scene gives one). Smooth normals (the file's, else area-weighted) are computed
+        per group: separate objects of a file do not blend their normals."""
+        file = obj["file"]
+        smooth = obj.get("smooth", mesh.corner_normals is not None)
+        group_normals = {}
+        for group, name, faces in mesh.parts():
+            mtl = mesh.materials.get(name)
+            row = mat if mtl is None else self.material_rows[f"{file}#{name}"]
+            ke = None if mtl is None else mtl.emission
+            emit = self.emitter(emission if emission is not None else ke)
+            cn = None
+            if smooth and mesh.corner_normals is not None:
+                cn = mesh.corner_normals[faces]
+            elif smooth:
+                if group not in group_normals:
+                    gfaces = mesh.faces[mesh.face_group == mesh.face_group[faces[0]]]
+                    group_normals[group] = vertex_normals(mesh.vertices, gfaces)
+                cn = group_normals[group][mesh.faces[faces]]
+            uv = mesh.corner_uvs[faces] if mesh.corner_uvs is not None and self.textured(row) else None
+            self.add_triangles(mesh.vertices, mesh.faces[faces], cn, m, row, where, corner_uv=uv, emit=emit)
+
+    def add_gltf(self, gs, obj, m, mat, emission, where):
+        """A glTF scene (:class:`raytrace.scene.gltf.GltfScene`) under the object matrix
+        ``m``: every placement of every mesh, one material row per primitive (the file's,
+        or the object's own ``material`` for all; primitives without one inherit ``mat``),
+        emission from the glTF material unless the scene gives one. A mesh placed by
+        several nodes (and emitting nothing) becomes a prototype shown by instances: it
+        is stored once."""
+        rows = [self.material_rows[f"{obj['file']}#{gm.name}"] for gm in gs.materials]
+        emits = {}
+        placed = [pl for pl in gs.placements if _placeable(pl.matrix, m, where)]
+        uses = {}
+        for pl in placed:
+            uses[pl.mesh] = uses.get(pl.mesh, 0) + 1
+        for pl in placed:
+            world = m @ pl.matrix
+            prims = []
+            for prim in gs.meshes[pl.mesh]:
+                gm = gs.materials[prim.material] if prim.material >= 0 else None
+                if gm is not None and gm.hidden:
+                    continue
+                row = mat if gm is None or "material" in obj else rows[prim.material]
+                if prim.material not in emits:
+                    emits[prim.material] = self.emitter(
+                        emission if emission is not None or gm is None else gm.emission)
+                prims.append((prim, row, emits[prim.material]))
+            if uses[pl.mesh] > 1 and all(e < 0 for _, _, e in prims):
+                name = f"{where}#mesh{pl.mesh}"
+                self.array_protos.setdefault(name, (prims, f"{where} (meshes[{pl.mesh}])"))
+                self.instances.append((name, world, 0, f"{where} (nodes[{pl.node}])", self.current_object))
+                continue
+            for prim, row, emit in prims:
+                self._add_primitive(prim, world, row, emit, f"{where} (nodes[{pl.node}])")
+
+    def _add_primitive(self, prim, matrix, row, emit, where):
+        """One glTF primitive's triangles under ``matrix``."""
+        cn = None if prim.normals is None else prim.normals[prim.faces]
+        uv = prim.uvs[prim.faces] if prim.uvs is not None and self.textured(row) else None
+        self.add_triangles(prim.positions, prim.faces, cn, matrix, row, where, corner_uv=uv, emit=emit)
 
     def geometry(self, table, tex_info, tex_texels, world_counts, built, instance_table):
         def cat(parts, shape, dtype=np.float64):
@@ -405,6 +476,49 @@ class Labels(NamedTuple):
     materials: list
 
 
+def _read_mesh_file(obj, where, scene_dir, materials=False):
+    path = pathlib.Path(scene_dir) / obj["file"]
+    if not path.is_file():
+        raise SceneError(f"{where}.file", f"file not found: {path}")
+    return read_mesh(path, materials=materials)
+
+
+def _load_gltf_object(obj, where, scene_dir):
+    path = pathlib.Path(scene_dir) / obj["file"]
+    if not path.is_file():
+        raise SceneError(f"{where}.file", f"file not found: {path}")
+    try:
+        return load_gltf(path, obj.get("scene"), obj.get("animation"), obj.get("time", 0.0),
+                         obj.get("loop", False))
+    except SceneError as exc:
+        if exc.file is not None:             # a problem inside the glTF file: it names it
+            raise
+        raise SceneError(f"{where}.{exc.where}", exc.message) from None
+
+
+def file_assets(objects, scene_dir, prototypes=None):
+    """Read the files of ``gltf`` objects and of ``mesh`` objects without a ``material``
+    of their own (for their MTL materials). -> (assets {JSON path: GltfScene or Mesh},
+    materials {"FILE#NAME": material dict})."""
+    assets, materials = {}, {}
+    stack = [(obj, f"objects[{i}]") for i, obj in reversed(list(enumerate(objects)))]
+    stack += [(obj, f"prototypes.{name}") for name, obj in reversed(list((prototypes or {}).items()))]
+    while stack:
+        obj, where = stack.pop()
+        kind = obj["type"]
+        if kind == "group":
+            stack += [(c, f"{where}.children[{i}]") for i, c in reversed(list(enumerate(obj["children"])))]
+        elif kind == "gltf":
+            gs = assets[where] = _load_gltf_object(obj, where, scene_dir)
+            for gm in gs.materials:
+                materials.setdefault(f"{obj['file']}#{gm.name}", gm.spec)
+        elif kind == "mesh" and "material" not in obj:
+            mesh = assets[where] = _read_mesh_file(obj, where, scene_dir, materials=True)
+            for name, mm in mesh.materials.items():
+                materials.setdefault(f"{obj['file']}#{name}", mm.spec)
+    return assets, materials
+
+
 def build_geometry(data, scene_dir):
     """-> (:class:`Geometry`, :class:`Labels`). Flatten ``data["objects"]`` (a validated scene dict) into a :class:`Geometry`:
     world-space primitives first, then the prototypes that instances share (object
@@ -412,11 +526,16 @@ def build_geometry(data, scene_dir):
     world space directly: it is stored once either way, and the world BVH is faster than
     going through an instance."""
     textures = TextureTable(scene_dir)
-    names, table = material_table(data.get("materials", {}), textures)
+    assets, file_materials = file_assets(data.get("objects", []), scene_dir, data.get("prototypes", {}))
+    materials = dict(data.get("materials", {}))
+    for name, spec in file_materials.items():
+        materials.setdefault(name, spec)         # a scene material of that name wins
+    names, table = material_table(materials, textures)
     rows = {n: i for i, n in enumerate(names)}
     b = _Builder(scene_dir, rows, table)
     b.prototype_defs = data.get("prototypes", {})
     b.uses = _instance_counts(data.get("objects", []))
+    b.assets = assets
     for i, obj in enumerate(data.get("objects", [])):
         b.visit(obj, f"objects[{i}]", np.eye(4), 0, None)
     world_counts = b.counts()
@@ -436,6 +555,16 @@ def _instance_counts(objects):
             counts[obj["prototype"]] = counts.get(obj["prototype"], 0) + 1
         stack += obj.get("children", []) if obj.get("type") == "group" else []
     return counts
+
+
+def _placeable(node_matrix, m, where):
+    """False for a glTF node hidden by a zero scale (common in animations); SceneError
+    when the transforms down to it overflow."""
+    world = m @ node_matrix
+    if not np.isfinite(world).all():
+        raise SceneError(where, "the transforms down to a glTF node overflow")
+    lin = world[:3, :3]
+    return abs(np.linalg.det(lin / max(np.abs(lin).max(), 1e-300))) >= 1e-12
 
 
 def _world_box(points, spheres, m):

@@ -1,8 +1,10 @@
 """Loading a scene: file or dict -> validated settings + flat geometry + BVH.
 
 ``load_scene`` accepts a path to a ``.json`` scene, a path to a course ``.txt`` scene
-(converted on the fly), or a dict (paths in it are relative to ``base_dir``, default the
-current folder). All input errors are raised as SceneError naming the file and field.
+(converted on the fly), a glTF 2.0 file (``.gltf`` / ``.glb``, wrapped into a scene with
+its camera and lights, see ``docs/gltf.md``), or a dict (paths in it are relative to
+``base_dir``, default the current folder). All input errors are raised as SceneError
+naming the file and field.
 """
 import copy
 import pathlib
@@ -60,6 +62,10 @@ def load_scene(source, base_dir=None):
             if not path.is_file():
                 raise SceneError(None, "file not found", file=str(path))
             data = parse_course_scene(path)
+        elif path.suffix.lower() in (".gltf", ".glb"):
+            from .gltf import direct_scene
+            data = direct_scene(path)       # camera, lights and one gltf object
+            base = path.parent
         else:
             data = read_json(path)
     try:

@@ -59,6 +59,16 @@ _CORE_OBJECTS = {
         "properties": {"file": {"type": "string", "minLength": 1}, "smooth": {"type": "boolean"}},
         "required": ["file"],
     },
+    "gltf": {
+        "properties": {
+            "file": {"type": "string", "minLength": 1},
+            "scene": {"type": "integer", "minimum": 0},
+            "animation": {"type": ["string", "integer"], "minimum": 0},
+            "time": _num,
+            "loop": {"type": "boolean"},
+        },
+        "required": ["file"],
+    },
     "group": {
         "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/object"}}},
         "required": ["children"],

@@ -190,6 +190,19 @@ def _check_prototypes(data):
                              "(place an emitter as an ordinary object)")
 
 
+def _check_file_objects(data):
+    """``gltf`` objects: a .gltf/.glb file, ``time`` and ``loop`` only with an ``animation``."""
+    for obj, p, _ in _objects(data):
+        if obj.get("type") != "gltf":
+            continue
+        if not obj["file"].lower().endswith((".gltf", ".glb")):
+            raise SceneError(json_path(p + ["file"]), f"a gltf object needs a .gltf or .glb file, "
+                             f"got {obj['file']!r} (meshes: type 'mesh')")
+        for key in ("time", "loop"):
+            if key in obj and "animation" not in obj:
+                raise SceneError(json_path(p + [key]), f"'{key}' needs an 'animation'")
+
+
 def _check_camera(cam):
     has_dir, has_at = "direction" in cam, "look_at" in cam
     if has_dir == has_at:
@@ -224,3 +237,4 @@ def validate_scene(data):
     _check_materials(data)
     _check_emission(data)
     _check_prototypes(data)
+    _check_file_objects(data)

@@ -1,0 +1,848 @@
+"""glTF 2.0 scenes (``.gltf`` with external or embedded buffers, ``.glb``) for the renderer.
+
+:func:`load_gltf` reads one scene of a file into a :class:`GltfScene`: the meshes (each a
+list of :class:`Primitive`, in the mesh's own space) and, separately, where the node
+hierarchy places them (:class:`Placement`: mesh index + world matrix), so that a mesh
+used by several nodes is read once; the materials mapped onto ours
+(:class:`GltfMaterial`, table in ``docs/gltf.md``); the cameras and
+``KHR_lights_punctual`` lights with their world matrices. :func:`direct_scene` wraps a
+file into a scene dict (camera, lights, background, one ``gltf`` object) for
+``load_scene("model.glb")``.
+
+Conventions: glTF is right-handed, y up, metres, like our scenes; matrices are stored
+column-major; quaternions ``[x, y, z, w]``; a node's local matrix is ``T R S``; texture
+``(0, 0)`` is the image's top-left corner (ours too: no flip). Animation channels are
+sampled with the skinning library's :class:`skinning.Channel` (LINEAR, STEP,
+CUBICSPLINE); skinned meshes are posed with :func:`skinning.load_gltf`.
+
+Every problem in the file raises :class:`~raytrace.errors.SceneError` naming the file and
+the JSON path inside it (``model.glb: meshes[0].primitives[1].indices: ...``).
+"""
+import base64
+import dataclasses
+import math
+import pathlib
+import struct
+from urllib.parse import unquote
+
+import numpy as np
+
+from userio.limits import check_finite, check_memory
+from userio.textio import decode_text, parse_json, read_text
+
+from ..errors import SceneError
+from ..textures import decode_image_bytes
+from .validate import MAX_MAGNITUDE
+
+SUFFIXES = (".gltf", ".glb")
+# Extensions read (see docs/gltf.md). A file that marks another one required is refused.
+SUPPORTED_EXTENSIONS = ("KHR_lights_punctual", "KHR_materials_emissive_strength", "KHR_materials_ior",
+                        "KHR_materials_transmission", "KHR_mesh_quantization")
+_COMPONENTS = {5120: "i1", 5121: "u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
+_NCOMP = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
+_MODES = {0: "POINTS", 1: "LINES", 2: "LINE_LOOP", 3: "LINE_STRIP", 4: "TRIANGLES",
+          5: "TRIANGLE_STRIP", 6: "TRIANGLE_FAN"}
+_INDEX_TYPES = (5121, 5123, 5125)
+MIN_ALPHA = 1e-3           # GGX alpha (= roughness^2) below this: a perfect mirror
+METALLIC_THRESHOLD = 0.5   # metallic (factor x mean of texture) at or above: a conductor
+TRANSMISSION_THRESHOLD = 0.5
+
+
+@dataclasses.dataclass
+class Primitive:
+    """One triangle primitive in its mesh's space: ``positions`` (n,3) float64,
+    ``normals`` (n,3) or None (then flat), ``uvs`` (n,2) or None (TEXCOORD_n of the
+    material's base-colour texture, else TEXCOORD_0), ``faces`` (m,3) int64 counter-clockwise, ``material``
+    index into :attr:`GltfScene.materials` (-1: none given)."""
+    positions: np.ndarray
+    normals: object
+    uvs: object
+    faces: np.ndarray
+    material: int
+
+
+@dataclasses.dataclass
+class Placement:
+    """``mesh`` (index into :attr:`GltfScene.meshes`) placed by ``matrix`` (4,4), the
+    world matrix of glTF node ``node``."""
+    mesh: int
+    matrix: np.ndarray
+    node: int
+
+
+@dataclasses.dataclass
+class GltfMaterial:
+    """A glTF material mapped onto ours: ``name`` (unique in the file), ``spec`` (a scene
+    material dict, whose textures may hold decoded ``pixels``), ``emission`` (3,) linear
+    radiance or None, ``hidden`` (alpha mode MASK with a base alpha below the cutoff:
+    every fragment is discarded, so the primitives are left out)."""
+    name: str
+    spec: dict
+    emission: object
+    hidden: bool
+
+
+@dataclasses.dataclass
+class GltfScene:
+    """What the renderer takes from one glTF scene (see the module docstring)."""
+    path: pathlib.Path
+    meshes: list            # list of lists of Primitive; posed skinned meshes are appended
+    placements: list        # Placement
+    materials: list         # GltfMaterial, index = glTF material index
+    cameras: list           # (node, world (4,4), camera dict of the file)
+    lights: list            # (node, world (4,4), KHR_lights_punctual light dict)
+
+    def bounds(self):
+        """World-space (lo (3,), hi (3,)) of every placed primitive, or None when empty."""
+        lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+        for pl in self.placements:
+            for prim in self.meshes[pl.mesh]:
+                p = prim.positions @ pl.matrix[:3, :3].T + pl.matrix[:3, 3]
+                if len(p):
+                    lo, hi = np.minimum(lo, p.min(axis=0)), np.maximum(hi, p.max(axis=0))
+        return (lo, hi) if np.isfinite(lo).all() else None
+
+    def triangle_count(self):
+        return sum(len(prim.faces) for pl in self.placements for prim in self.meshes[pl.mesh])
+
+
+# ------------------------------------------------------------------------ the container
+def read_document(path):
+    """The file's JSON (dict) and the GLB binary chunk (bytes or None)."""
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise SceneError(None, "glTF file not found", file=path)
+    try:
+        head = path.open("rb").read(4)
+    except OSError as exc:
+        raise OSError(f"{path}: {exc.strerror or exc}") from None
+    if head == b"glTF":
+        doc, blob = _read_glb(path)
+    else:
+        doc, blob = _parse_json(read_text(path, "glTF file", SceneError), path), None
+    if not isinstance(doc, dict):
+        raise SceneError("(top level)", "a glTF file must hold a JSON object", file=path)
+    return doc, blob
+
+
+def _parse_json(text, path):
+    return parse_json(text, path, SceneError)
+
+
+def _read_glb(path):
+    """Split a GLB file into its JSON and BIN chunks, refusing truncated files."""
+    data = path.read_bytes()
+    size = len(data)
+    if size < 20:
+        raise SceneError(None, f"truncated GLB file ({size} bytes; the headers need 20)", file=path)
+    _, version, length = struct.unpack_from("<4sII", data)
+    if version != 2:
+        raise SceneError("GLB header", f"GLB version {version}; only glTF 2.0 is supported", file=path)
+    if length > size:
+        raise SceneError("GLB header", f"truncated file: the header says {length} bytes, the file "
+                         f"has {size}", file=path)
+    chunks, offset = [], 12
+    while offset < length:
+        if offset + 8 > length:
+            raise SceneError(f"GLB chunk {len(chunks)}", "truncated chunk header", file=path)
+        clen, ctype = struct.unpack_from("<I4s", data, offset)
+        if offset + 8 + clen > length:
+            raise SceneError(f"GLB chunk {len(chunks)}", f"truncated: {clen} bytes announced, "
+                             f"{length - offset - 8} left in the file", file=path)
+        chunks.append((ctype, data[offset + 8:offset + 8 + clen]))
+        offset += 8 + clen + (-clen % 4 if offset + 8 + clen < length else 0)
+    if not chunks or chunks[0][0] != b"JSON":
+        raise SceneError("GLB chunk 0", "the first chunk must be JSON", file=path)
+    text = decode_text(chunks[0][1], path, SceneError)
+    blob = chunks[1][1] if len(chunks) > 1 and chunks[1][0] == b"BIN\0" else None
+    return _parse_json(text, path), blob
+
+
+# ------------------------------------------------------------------ typed JSON access
+def _at(where, key):
+    """JSON path of ``key`` inside the object at ``where``."""
+    return key if where in (None, "", "(top level)") else f"{where}.{key}"
+
+
+class _Doc:
+    """The parsed JSON with typed getters whose errors name the file and JSON path.
+    Numbers must be finite and at most MAX_MAGNITUDE in size, as in scene files."""
+
+    def __init__(self, path, doc, blob):
+        self.path = pathlib.Path(path)
+        self.doc = doc
+        self.blob = blob
+        self._buffers = {}
+        self._images = {}
+
+    def fail(self, where, message):
+        raise SceneError(where, message, file=self.path)
+
+    def array(self, name, where=None, obj=None):
+        obj = self.doc if obj is None else obj
+        value = obj.get(name, [])
+        if not isinstance(value, list):
+            self.fail(where or name, f"must be an array, got {type(value).__name__}")
+        return value
+
+    def item(self, name, i, where):
+        """``doc[name][i]`` (a dict); ``where`` names the reference (e.g. ``nodes[2].mesh``)."""
+        items = self.array(name)
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(items):
+            self.fail(where, f"refers to {name}[{i}], but the file has {len(items)}")
+        if not isinstance(items[i], dict):
+            self.fail(f"{name}[{i}]", "must be an object")
+        return items[i]
+
+    def dict_(self, obj, key, where):
+        value = obj.get(key, {})
+        if not isinstance(value, dict):
+            self.fail(_at(where, key), "must be an object")
+        return value
+
+    def int_(self, obj, key, where, default=None, lo=0):
+        if key not in obj:
+            if default is None:
+                self.fail(where, f"missing required key {key!r}")
+            return default
+        value = obj[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+            self.fail(_at(where, key), f"must be an integer >= {lo}, got {value!r}")
+        return value
+
+    def num(self, obj, key, where, default, lo=-MAX_MAGNITUDE, hi=MAX_MAGNITUDE):
+        value = obj.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            self.fail(_at(where, key), f"must be a finite number, got {value!r}")
+        if not lo <= value <= hi:
+            self.fail(_at(where, key), f"must be in [{lo:g}, {hi:g}], got {value!r}")
+        return float(value)
+
+    def vec(self, obj, key, n, where, default, lo=-MAX_MAGNITUDE, hi=MAX_MAGNITUDE):
+        value = obj.get(key, default)
+        if (not isinstance(value, list) or len(value) != n
+                or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in value)):
+            self.fail(_at(where, key), f"must be an array of {n} numbers")
+        a = np.asarray(value, np.float64)
+        if not np.isfinite(a).all():
+            self.fail(_at(where, key), f"must hold finite numbers, got {value}")
+        if (a < lo).any() or (a > hi).any():
+            self.fail(_at(where, key), f"values must be in [{lo:g}, {hi:g}], got {value}")
+        return a
+
+    def str_(self, obj, key, where, default=None, choices=None):
+        value = obj.get(key, default)
+        if not isinstance(value, str):
+            self.fail(_at(where, key), f"must be a string, got {value!r}")
+        if choices and value not in choices:
+            self.fail(_at(where, key), f"must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    # -------------------------------------------------------------- buffers, accessors
+    def _uri_bytes(self, uri, where):
+        """Bytes of a data URI (base64) or of a file relative to the glTF file."""
+        if not isinstance(uri, str):
+            self.fail(where, "must be a string")
+        if uri.startswith("data:"):
+            head, _, payload = uri.partition(",")
+            if not head.endswith(";base64"):
+                self.fail(where, "only base64 data URIs are supported")
+            try:
+                return base64.b64decode(payload, validate=True)
+            except ValueError as exc:
+                self.fail(where, f"bad base64 data ({exc})")
+        p = self.path.parent / unquote(uri)
+        if not p.is_file():
+            self.fail(where, f"file not found: {p}")
+        return p.read_bytes()
+
+    def buffer(self, i, where):
+        if i not in self._buffers:
+            buf = self.item("buffers", i, where)
+            bw = f"buffers[{i}]"
+            length = self.int_(buf, "byteLength", bw, lo=1)
+            if "uri" in buf:
+                data = self._uri_bytes(buf["uri"], f"{bw}.uri")
+            elif self.blob is not None and i == 0:
+                data = self.blob
+            else:
+                self.fail(bw, "has no uri and there is no GLB binary chunk")
+            if len(data) < length:
+                self.fail(bw, f"has {len(data)} bytes, byteLength says {length} (truncated?)")
+            self._buffers[i] = data
+        return self._buffers[i]
+
+    def view(self, k, where):
+        """(bytes of bufferView ``k``, its byteStride or 0)."""
+        bv = self.item("bufferViews", k, where)
+        bw = f"bufferViews[{k}]"
+        data = self.buffer(self.int_(bv, "buffer", bw), f"{bw}.buffer")
+        start = self.int_(bv, "byteOffset", bw, 0)
+        length = self.int_(bv, "byteLength", bw, lo=1)
+        if start + length > len(data):
+            self.fail(bw, f"bytes {start}..{start + length} run past the end of buffers[{bv['buffer']}] "
+                          f"({len(data)} bytes)")
+        return memoryview(data)[start:start + length], self.int_(bv, "byteStride", bw, 0, lo=4)
+
+    def _typed(self, k, offset, count, dtype, ncomp, where):
+        """(count, ncomp) array of ``dtype`` from bufferView ``k`` at ``offset``."""
+        view, stride = self.view(k, where)
+        elem = dtype.itemsize * ncomp
+        stride = stride or elem
+        need = offset + stride * (count - 1) + elem
+        if need > len(view):
+            self.fail(where, f"needs bytes up to {need} of bufferViews[{k}], which has {len(view)} "
+                             "(accessor out of range)")
+        arr = np.ndarray((count, ncomp), dtype=dtype, buffer=view, offset=offset,
+                         strides=(stride, dtype.itemsize))
+        return arr.copy()
+
+    def accessor(self, i, where, row_name="element"):
+        """Accessor ``i`` as a (count, ncomp) array: float64 for floats and normalised
+        integers, int64 otherwise; floats must be finite. ``where`` names the reference."""
+        acc = self.item("accessors", i, where)
+        aw = f"accessors[{i}]"
+        ctype = self.int_(acc, "componentType", aw)
+        if ctype not in _COMPONENTS:
+            self.fail(f"{aw}.componentType", f"unknown component type {ctype}")
+        kind = self.str_(acc, "type", aw, choices=tuple(_NCOMP))
+        count = self.int_(acc, "count", aw, lo=1)
+        dtype, ncomp = np.dtype(_COMPONENTS[ctype]), _NCOMP[kind]
+        if kind in ("MAT2", "MAT3") and dtype.itemsize < 4:
+            self.fail(aw, f"{kind} of 1- or 2-byte components (padded columns) is not supported")
+        check_memory(count * ncomp * 8, f"{aw} ({count} x {kind})", where, error=SceneError,
+                     file=self.path)
+        if "bufferView" in acc:
+            arr = self._typed(self.int_(acc, "bufferView", aw), self.int_(acc, "byteOffset", aw, 0),
+                              count, dtype, ncomp, aw)
+        else:
+            arr = np.zeros((count, ncomp), dtype)
+        if "sparse" in acc:
+            arr = self._sparse(acc, aw, arr, dtype, ncomp)
+        if dtype.kind == "f":
+            out = arr.astype(np.float64)
+            check_finite(out, f"{where} ({aw})", file=self.path, error=SceneError, row_name=row_name)
+            return out
+        if acc.get("normalized", False) is True:
+            return np.maximum(arr.astype(np.float64) / np.iinfo(dtype).max, -1.0)
+        return arr.astype(np.int64)
+
+    def _sparse(self, acc, aw, arr, dtype, ncomp):
+        sp = self.dict_(acc, "sparse", aw)
+        sw = f"{aw}.sparse"
+        n = self.int_(sp, "count", sw, lo=1)
+        ind, val = self.dict_(sp, "indices", sw), self.dict_(sp, "values", sw)
+        itype = self.int_(ind, "componentType", f"{sw}.indices")
+        if itype not in _INDEX_TYPES:
+            self.fail(f"{sw}.indices.componentType", f"must be an unsigned integer type, got {itype}")
+        idx = self._typed(self.int_(ind, "bufferView", f"{sw}.indices"),
+                          self.int_(ind, "byteOffset", f"{sw}.indices", 0), n,
+                          np.dtype(_COMPONENTS[itype]), 1, f"{sw}.indices")[:, 0].astype(np.int64)
+        if idx.max() >= len(arr):
+            self.fail(f"{sw}.indices", f"index {int(idx.max())} out of range (count {len(arr)})")
+        vals = self._typed(self.int_(val, "bufferView", f"{sw}.values"),
+                           self.int_(val, "byteOffset", f"{sw}.values", 0), n, dtype, ncomp, f"{sw}.values")
+        arr = arr.copy()
+        arr[idx] = vals
+        return arr
+
+    def image(self, i, where, srgb):
+        """Decoded image ``i``: (H, W, 4) float32 (linear when ``srgb``)."""
+        key = (i, srgb)
+        if key not in self._images:
+            img = self.item("images", i, where)
+            iw = f"images[{i}]"
+            if "uri" in img:
+                uri = img["uri"]
+                data = self._uri_bytes(uri, f"{iw}.uri")
+                inline = str(uri).startswith("data:")
+                name = f"{self.path}#{iw}" if inline else str(self.path.parent / unquote(uri))
+            elif "bufferView" in img:
+                view, _ = self.view(self.int_(img, "bufferView", iw), f"{iw}.bufferView")
+                data, name = bytes(view), f"{self.path}#{iw}"
+            else:
+                self.fail(iw, "has neither uri nor bufferView")
+            self._images[key] = decode_image_bytes(data, name, iw, srgb=srgb, file=self.path)
+        return self._images[key]
+
+
+# ------------------------------------------------------------------------------ meshes
+def _faces(doc, prim, pw, n):
+    """(m,3) int64 triangles of a primitive with ``n`` vertices."""
+    mode = doc.int_(prim, "mode", pw, 4)
+    if mode not in (4, 5, 6):
+        doc.fail(f"{pw}.mode", f"mode {mode} ({_MODES.get(mode, 'unknown')}): only triangles "
+                               "(TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN) can be rendered")
+    if "indices" in prim:
+        k = doc.int_(prim, "indices", pw)
+        ctype = doc.item("accessors", k, f"{pw}.indices").get("componentType")
+        if ctype not in _INDEX_TYPES:
+            doc.fail(f"{pw}.indices", f"accessors[{k}] must hold unsigned integers, "
+                                      f"got componentType {ctype}")
+        idx = doc.accessor(k, f"{pw}.indices")
+        if idx.shape[1] != 1:
+            doc.fail(f"{pw}.indices", f"accessors[{k}] must be SCALAR")
+        idx = idx[:, 0]
+        if idx.max() >= n:
+            doc.fail(f"{pw}.indices", f"vertex index {int(idx.max())} out of range (POSITION has {n})")
+    else:
+        idx = np.arange(n, dtype=np.int64)
+    if mode == 4:
+        if len(idx) % 3:
+            doc.fail(f"{pw}.indices" if "indices" in prim else pw,
+                     f"{len(idx)} vertices is not a multiple of 3 (TRIANGLES)")
+        return idx.reshape(-1, 3)
+    if len(idx) < 3:
+        return np.zeros((0, 3), np.int64)
+    k = np.arange(len(idx) - 2)
+    if mode == 6:                                   # fan: (v_{k+1}, v_{k+2}, v_0)
+        return np.stack([idx[k + 1], idx[k + 2], np.full_like(k, idx[0])], axis=1)
+    odd = k % 2                                     # strip: (v_k, v_{k+1+k%2}, v_{k+2-k%2})
+    return np.stack([idx[k], idx[k + 1 + odd], idx[k + 2 - odd]], axis=1)
+
+
+def _attribute(doc, attrs, name, pw, n, ncomp, row_name):
+    k = doc.int_(attrs, name, f"{pw}.attributes")
+    a = doc.accessor(k, f"{pw}.attributes.{name}", row_name)
+    if a.shape != (n, ncomp):
+        doc.fail(f"{pw}.attributes.{name}", f"expected {n} x {ncomp} values (as POSITION), got "
+                                              f"{a.shape[0]} x {a.shape[1]}")
+    return a.astype(np.float64)
+
+
+def _read_mesh(doc, m, texcoord_of):
+    """Primitives of ``meshes[m]``; ``texcoord_of(material)``: the TEXCOORD set it needs."""
+    mesh = doc.item("meshes", m, f"meshes[{m}]")
+    prims = doc.array("primitives", f"meshes[{m}].primitives", mesh)
+    out = []
+    for p, prim in enumerate(prims):
+        pw = f"meshes[{m}].primitives[{p}]"
+        if not isinstance(prim, dict):
+            doc.fail(pw, "must be an object")
+        attrs = doc.dict_(prim, "attributes", pw)
+        if "POSITION" not in attrs:
+            doc.fail(f"{pw}.attributes", "no POSITION")
+        pos = doc.accessor(doc.int_(attrs, "POSITION", f"{pw}.attributes"), f"{pw}.attributes.POSITION",
+                           "vertex")
+        if pos.shape[1] != 3:
+            doc.fail(f"{pw}.attributes.POSITION", "must be VEC3")
+        n = len(pos)
+        pos = pos.astype(np.float64)
+        nrm = _attribute(doc, attrs, "NORMAL", pw, n, 3, "normal") if "NORMAL" in attrs else None
+        mat = doc.int_(prim, "material", pw, -1)
+        if mat >= 0:
+            doc.item("materials", mat, f"{pw}.material")
+        tc = texcoord_of(mat)            # the set the base-colour texture uses, else set 0
+        tc = 0 if tc is None or f"TEXCOORD_{tc}" not in attrs else tc
+        uvs = None
+        if f"TEXCOORD_{tc}" in attrs:
+            uvs = _attribute(doc, attrs, f"TEXCOORD_{tc}", pw, n, 2, "texture coordinate")
+        out.append(Primitive(pos, nrm, uvs, _faces(doc, prim, pw, n), mat))
+    return out
+
+
+# ------------------------------------------------------------------------- materials
+def _texture_image(doc, info, where, srgb):
+    """The decoded image of a textureInfo object -> ((H, W, 4) float32, images index)."""
+    if not isinstance(info, dict):
+        doc.fail(where, "must be an object")
+    t = doc.int_(info, "index", where)
+    tex = doc.item("textures", t, f"{where}.index")
+    if "source" not in tex:
+        doc.fail(f"textures[{t}]", "has no source image (only PNG/JPEG sources are supported)")
+    src = doc.int_(tex, "source", f"textures[{t}]")
+    return doc.image(src, f"textures[{t}].source", srgb), src
+
+
+def _material(doc, k, names):
+    """Map ``materials[k]`` onto one of our materials (docs/gltf.md has the table)."""
+    mat = doc.item("materials", k, f"materials[{k}]")
+    mw = f"materials[{k}]"
+    name = mat.get("name") if isinstance(mat.get("name"), str) and mat.get("name") else f"material{k}"
+    if name in names:
+        name = f"{name}.{k}"
+    pbr = doc.dict_(mat, "pbrMetallicRoughness", mw)
+    pw = f"{mw}.pbrMetallicRoughness"
+    base = doc.vec(pbr, "baseColorFactor", 4, pw, [1.0, 1.0, 1.0, 1.0], 0.0, 1.0)
+    metallic = doc.num(pbr, "metallicFactor", pw, 1.0, 0.0, 1.0)
+    rough = doc.num(pbr, "roughnessFactor", pw, 1.0, 0.0, 1.0)
+    colour = [float(c) for c in base[:3]]
+    if "baseColorTexture" in pbr:
+        img, src = _texture_image(doc, pbr["baseColorTexture"], f"{pw}.baseColorTexture", srgb=True)
+        colour = {"type": "image", "pixels": img[..., :3], "tint": base[:3].tolist(),
+                  "key": (str(doc.path), f"images[{src}]")}
+    if "metallicRoughnessTexture" in pbr:
+        img, _ = _texture_image(doc, pbr["metallicRoughnessTexture"], f"{pw}.metallicRoughnessTexture",
+                                srgb=False)
+        rough *= float(img[..., 1].mean())
+        metallic *= float(img[..., 2].mean())
+    ext = doc.dict_(mat, "extensions", mw)
+    ew = f"{mw}.extensions"
+    trans = doc.num(doc.dict_(ext, "KHR_materials_transmission", ew), "transmissionFactor",
+                    f"{ew}.KHR_materials_transmission", 0.0, 0.0, 1.0)
+    ior = doc.num(doc.dict_(ext, "KHR_materials_ior", ew), "ior", f"{ew}.KHR_materials_ior", 1.5, 0.0)
+    if metallic >= METALLIC_THRESHOLD:
+        alpha = rough * rough
+        spec = ({"type": "conductor", "reflectance": colour} if alpha < MIN_ALPHA else
+                {"type": "rough_conductor", "reflectance": colour, "alpha": alpha})
+    elif trans >= TRANSMISSION_THRESHOLD:
+        spec = {"type": "dielectric", "ior": ior if ior >= 1.0 else 1.5}
+    else:
+        spec = {"type": "diffuse", "albedo": colour}
+    emission = doc.vec(mat, "emissiveFactor", 3, mw, [0.0, 0.0, 0.0], 0.0, 1.0)
+    emission = emission * doc.num(doc.dict_(ext, "KHR_materials_emissive_strength", ew), "emissiveStrength",
+                                  f"{ew}.KHR_materials_emissive_strength", 1.0, 0.0)
+    if "emissiveTexture" in mat and emission.any():
+        img, _ = _texture_image(doc, mat["emissiveTexture"], f"{mw}.emissiveTexture", srgb=True)
+        emission = emission * img[..., :3].reshape(-1, 3).mean(axis=0)
+    mode = doc.str_(mat, "alphaMode", mw, "OPAQUE", ("OPAQUE", "MASK", "BLEND"))
+    cutoff = doc.num(mat, "alphaCutoff", mw, 0.5, 0.0)
+    hidden = mode == "MASK" and base[3] < cutoff
+    return GltfMaterial(name, spec, emission if emission.any() else None, hidden)
+
+
+def _texcoord_set(doc, k):
+    """TEXCOORD set of material ``k``'s base-colour texture, or None."""
+    if k < 0:
+        return None
+    mat = doc.item("materials", k, f"materials[{k}]")
+    pbr = doc.dict_(mat, "pbrMetallicRoughness", f"materials[{k}]")
+    info = pbr.get("baseColorTexture")
+    if info is None:
+        return None
+    if not isinstance(info, dict):
+        doc.fail(f"materials[{k}].pbrMetallicRoughness.baseColorTexture", "must be an object")
+    return doc.int_(info, "texCoord", f"materials[{k}].pbrMetallicRoughness.baseColorTexture", 0)
+
+
+# ------------------------------------------------------------------ nodes, animation
+def _node_trs(doc, node, nw):
+    """(translation, rotation quaternion (w, x, y, z), scale) of a node without a matrix."""
+    t = doc.vec(node, "translation", 3, nw, [0.0, 0.0, 0.0])
+    x, y, z, w = doc.vec(node, "rotation", 4, nw, [0.0, 0.0, 0.0, 1.0])
+    s = doc.vec(node, "scale", 3, nw, [1.0, 1.0, 1.0])
+    return t, np.array([w, x, y, z]), s
+
+
+def _local_matrix(doc, i, node, animated):
+    """Local matrix of ``nodes[i]``: its ``matrix`` or ``T R S`` (animated values first)."""
+    import skinning
+
+    nw = f"nodes[{i}]"
+    if "matrix" in node:
+        return doc.vec(node, "matrix", 16, nw, None).reshape(4, 4).T        # column-major
+    t, r, s = _node_trs(doc, node, nw)
+    t = animated.get((i, "translation"), t)
+    r = animated.get((i, "rotation"), r)
+    s = animated.get((i, "scale"), s)
+    norm = np.linalg.norm(r)
+    if norm == 0.0:
+        doc.fail(f"{nw}.rotation", "must be a unit quaternion, got a zero one")
+    return skinning.local_matrices(t[None], (r / norm)[None], s[None])[0]
+
+
+def animation_index(doc, animation, where):
+    """Index of ``animation`` (an index or a name) among the file's animations; ``where``
+    is the scene object's key (errors name the scene file there)."""
+    anims = doc.array("animations")
+    names = [a.get("name") if isinstance(a, dict) else None for a in anims]
+    if isinstance(animation, str):
+        if animation not in names:
+            known = ", ".join(repr(n) for n in names if n) or "none named"
+            raise SceneError(where, f"{doc.path.name} has no animation named {animation!r} ({known})")
+        return names.index(animation)
+    if not 0 <= animation < len(anims):
+        raise SceneError(where, f"animation {animation} out of range ({doc.path.name} has {len(anims)})")
+    return animation
+
+
+def sample_animation(doc, a, time, loop=False):
+    """Node TRS values of ``animations[a]`` at ``time`` s: {(node, path): value}. Channels
+    on morph ``weights`` are ignored. Uses :class:`skinning.Channel` for the samplers."""
+    import skinning
+
+    anim = doc.item("animations", a, f"animations[{a}]")
+    aw = f"animations[{a}]"
+    samplers = doc.array("samplers", f"{aw}.samplers", anim)
+    channels = []
+    for c, ch in enumerate(doc.array("channels", f"{aw}.channels", anim)):
+        cw = f"{aw}.channels[{c}]"
+        if not isinstance(ch, dict):
+            doc.fail(cw, "must be an object")
+        target = doc.dict_(ch, "target", cw)
+        path = doc.str_(target, "path", f"{cw}.target")
+        if path not in ("translation", "rotation", "scale") or "node" not in target:
+            continue
+        node = doc.int_(target, "node", f"{cw}.target")
+        doc.item("nodes", node, f"{cw}.target.node")
+        s = doc.int_(ch, "sampler", cw)
+        if s >= len(samplers) or not isinstance(samplers[s], dict):
+            doc.fail(f"{cw}.sampler", f"refers to samplers[{s}], but the animation has {len(samplers)}")
+        smp, sw = samplers[s], f"{aw}.samplers[{s}]"
+        interp = doc.str_(smp, "interpolation", sw, "LINEAR", ("LINEAR", "STEP", "CUBICSPLINE"))
+        times = doc.accessor(doc.int_(smp, "input", sw), f"{sw}.input", "key time")[:, 0]
+        values = doc.accessor(doc.int_(smp, "output", sw), f"{sw}.output", "key value").astype(np.float64)
+        if path == "rotation" and values.shape[1] == 4:
+            values = values[:, [3, 0, 1, 2]]                         # (x, y, z, w) -> (w, x, y, z)
+        if interp == "CUBICSPLINE" and values.shape[0] == 3 * len(times):
+            values = values.reshape(len(times), 3, -1)
+        try:
+            channels.append(skinning.Channel(node, path, times, values, interp))
+        except skinning.SkinningError as exc:
+            doc.fail(sw, str(exc).split(": ", 1)[-1])
+    anim_obj = skinning.Animation(f"animations[{a}]", channels)
+    t = float(time)
+    if loop and anim_obj.end > anim_obj.start:
+        t = anim_obj.start + (t - anim_obj.start) % (anim_obj.end - anim_obj.start)
+    return {(ch.joint, ch.path): ch.sample(t) for ch in channels}
+
+
+def _scene_roots(doc, scene):
+    """Root node indices of the chosen scene (default: the file's ``scene``, else 0; a
+    file without scenes shows every node that has no parent)."""
+    scenes = doc.array("scenes")
+    if scene is None:
+        if not scenes:
+            children = {c for n in doc.array("nodes") if isinstance(n, dict)
+                        for c in n.get("children", []) if isinstance(c, int)}
+            return [i for i in range(len(doc.array("nodes"))) if i not in children]
+        scene = doc.int_(doc.doc, "scene", "(top level)", 0)
+    elif not 0 <= scene < len(scenes):              # the scene object's key, not the file
+        raise SceneError("scene", f"scene {scene} out of range ({doc.path.name} has {len(scenes)})")
+    sc = doc.item("scenes", scene, "scene")
+    roots = doc.array("nodes", f"scenes[{scene}].nodes", sc)
+    for k, r in enumerate(roots):
+        doc.item("nodes", r, f"scenes[{scene}].nodes[{k}]")
+    return roots
+
+
+def _walk(doc, roots, animated):
+    """(node index, world matrix) of every node below ``roots``, parents first."""
+    out, seen = [], set()
+    stack = [(r, np.eye(4), f"scene node {r}") for r in reversed(roots)]
+    while stack:
+        i, parent, how = stack.pop()
+        if i in seen:
+            doc.fail(f"nodes[{i}]", f"is reached twice ({how}): the node hierarchy must be a tree "
+                                    "(no cycles, one parent per node)")
+        seen.add(i)
+        node = doc.item("nodes", i, f"nodes[{i}]")
+        world = parent @ _local_matrix(doc, i, node, animated)
+        out.append((i, world))
+        children = doc.array("children", f"nodes[{i}].children", node)
+        for k, c in reversed(list(enumerate(children))):
+            doc.item("nodes", c, f"nodes[{i}].children[{k}]")
+            stack.append((c, world, f"as child of nodes[{i}]"))
+    return out
+
+
+# ------------------------------------------------------------------------ the scene
+def check_extensions(doc):
+    required = doc.array("extensionsRequired")
+    for k, name in enumerate(required):
+        if name not in SUPPORTED_EXTENSIONS:
+            supported = ", ".join(SUPPORTED_EXTENSIONS)
+            doc.fail(f"extensionsRequired[{k}]", f"the file requires extension {name!r}, which raytrace "
+                                                 f"does not support (supported: {supported})")
+    asset = doc.dict_(doc.doc, "asset", "(top level)")
+    version = asset.get("version")
+    if not isinstance(version, str) or not version.startswith("2."):
+        doc.fail("asset.version", f"glTF version {version!r}; only glTF 2.x files are supported")
+
+
+def _skinned(doc, i, node, skin_models, anim, time, loop):
+    """Posed primitives of a skinned node (world space), through the skinning library."""
+    import skinning
+
+    s = doc.int_(node, "skin", f"nodes[{i}]")
+    doc.item("skins", s, f"nodes[{i}].skin")
+    if s not in skin_models:
+        try:
+            skin_models[s] = skinning.load_gltf(doc.path, skin=s)
+        except skinning.SkinningFileError as exc:
+            doc.fail(exc.where or f"skins[{s}]", exc.message)
+        except skinning.SkinningError as exc:
+            doc.fail(f"skins[{s}]", str(exc))
+    model = skin_models[s]
+    first = next(k for k, nd in enumerate(doc.array("nodes"))
+                 if isinstance(nd, dict) and nd.get("skin") == s and "mesh" in nd)
+    if doc.array("nodes")[first]["mesh"] != node["mesh"]:
+        doc.fail(f"nodes[{i}].skin", f"skins[{s}] also deforms nodes[{first}]'s mesh; the skinning "
+                                     "library poses one mesh per skin (multi-mesh skins: not yet)")
+    try:
+        pose = None if anim is None else model.pose_at(anim, time, loop=loop)
+        v, n = model.skin(pose, normals="transform")
+    except skinning.SkinningError as exc:
+        doc.fail(f"nodes[{i}].skin", str(exc))
+    return v, n
+
+
+def load_gltf(path, scene=None, animation=None, time=0.0, loop=False):
+    """Read ``scene`` (default: the file's) of a glTF file -> :class:`GltfScene`, with
+    node TRS animation ``animation`` (index or name; None: the nodes as authored) sampled
+    at ``time`` seconds (``loop``: wrapped into the animation's time span). The last
+    result is cached (keyed on the file's path, size and modification time)."""
+    path = pathlib.Path(path).resolve()
+    try:
+        st = path.stat()
+        key = (str(path), st.st_size, st.st_mtime_ns, scene, animation, float(time), bool(loop))
+    except OSError:
+        key = None
+    if key is not None and _CACHE.get("key") == key:
+        return _CACHE["scene"]
+    result = _load(path, scene, animation, time, loop)
+    if key is not None:
+        _CACHE.clear()
+        _CACHE.update(key=key, scene=result)
+    return result
+
+
+_CACHE = {}
+
+
+def _load(path, scene, animation, time, loop):
+    doc = _Doc(path, *read_document(path))
+    check_extensions(doc)
+    anim = None if animation is None else animation_index(doc, animation, "animation")
+    animated = {} if anim is None else sample_animation(doc, anim, time, loop)
+    materials, names = [], set()
+    for k in range(len(doc.array("materials"))):
+        materials.append(_material(doc, k, names))
+        names.add(materials[-1].name)
+    meshes, mesh_slot, placements, cameras, lights = [], {}, [], [], []
+    skin_models, posed = {}, {}
+    punctual = doc.array("lights", "extensions.KHR_lights_punctual.lights",
+                         doc.dict_(doc.dict_(doc.doc, "extensions", "(top level)"), "KHR_lights_punctual",
+                                   "extensions"))
+    for i, world in _walk(doc, _scene_roots(doc, scene), animated):
+        node = doc.doc["nodes"][i]
+        nw = f"nodes[{i}]"
+        if "mesh" in node:
+            m = doc.int_(node, "mesh", nw)
+            if m not in mesh_slot:
+                mesh_slot[m] = len(meshes)
+                meshes.append(_read_mesh(doc, m, lambda k: _texcoord_set(doc, k)))
+            if "skin" in node:
+                key = (m, node["skin"])
+                if key not in posed:
+                    v, n = _skinned(doc, i, node, skin_models, anim, time, loop)
+                    posed[key] = len(meshes)
+                    meshes.append(_split_posed(meshes[mesh_slot[m]], v, n))
+                placements.append(Placement(posed[key], np.eye(4), i))
+            else:
+                placements.append(Placement(mesh_slot[m], world, i))
+        if "camera" in node:
+            c = doc.int_(node, "camera", nw)
+            cameras.append((i, world, doc.item("cameras", c, f"{nw}.camera")))
+        ext = doc.dict_(node, "extensions", nw)
+        if "KHR_lights_punctual" in ext:
+            lw = f"{nw}.extensions.KHR_lights_punctual"
+            k = doc.int_(doc.dict_(ext, "KHR_lights_punctual", f"{nw}.extensions"), "light", lw)
+            if k >= len(punctual) or not isinstance(punctual[k], dict):
+                doc.fail(f"{lw}.light", f"refers to light {k}, but the file has {len(punctual)}")
+            lights.append((i, world, punctual[k]))
+    return GltfScene(path, meshes, placements, materials, cameras, lights)
+
+
+def _split_posed(prims, v, n):
+    """The skinning library's merged posed vertices split back into ``prims``' order."""
+    out, off = [], 0
+    for p in prims:
+        k = len(p.positions)
+        out.append(Primitive(v[off:off + k], n[off:off + k], p.uvs, p.faces, p.material))
+        off += k
+    return out
+
+
+# ------------------------------------------------------------------ direct rendering
+DEFAULT_IMAGE_HEIGHT = 400
+DEFAULT_FOV = 40.0
+# seen from the front (+z), a little right and above; glTF models face +z
+DEFAULT_VIEW = np.array([0.45, 0.35, 1.0]) / np.linalg.norm([0.45, 0.35, 1.0])
+DEFAULT_LIGHT = [-0.5, -1.0, -0.7]          # direction of travel: from the upper left front
+
+
+def camera_dict(doc, world, cam, cw):
+    """A file camera at ``world`` -> (our camera dict, aspect ratio or None). glTF cameras
+    look along their local -z with +y up."""
+    eye = world[:3, 3]
+    fwd, up = -world[:3, 2], world[:3, 1]
+    out = {"center": eye.tolist(), "direction": fwd.tolist(), "up": up.tolist()}
+    kind = doc.str_(cam, "type", cw, choices=("perspective", "orthographic"))
+    body = doc.dict_(cam, kind, cw)
+    if kind == "perspective":
+        yfov = doc.num(body, "yfov", f"{cw}.perspective", None)
+        if not 0.0 < yfov < math.pi:
+            doc.fail(f"{cw}.perspective.yfov", f"must be in (0, pi) radians, got {yfov}")
+        out.update(type="perspective", fov=math.degrees(yfov))
+        aspect = body.get("aspectRatio")
+        if aspect is not None:
+            aspect = doc.num(body, "aspectRatio", f"{cw}.perspective", None, 1e-3, 1e3)
+    else:
+        xmag = doc.num(body, "xmag", f"{cw}.orthographic", None)
+        ymag = doc.num(body, "ymag", f"{cw}.orthographic", None)
+        if xmag == 0.0 or ymag == 0.0:
+            doc.fail(f"{cw}.orthographic", "xmag and ymag must not be zero")
+        out.update(type="orthographic", height=2.0 * abs(ymag))
+        aspect = abs(xmag / ymag)
+    return out, aspect
+
+
+def light_dict(doc, world, light, lw):
+    """A KHR_lights_punctual light -> our light dict (units in docs/gltf.md)."""
+    kind = doc.str_(light, "type", lw, choices=("point", "spot", "directional"))
+    colour = doc.vec(light, "color", 3, lw, [1.0, 1.0, 1.0], 0.0)
+    intensity = doc.num(light, "intensity", lw, 1.0, 0.0)
+    if kind == "directional":
+        d = -world[:3, 2]
+        # irradiance E = intensity (lux as W/m^2): our directional light has irradiance pi * color
+        return {"type": "directional", "direction": d.tolist(),
+                "color": (colour * intensity / math.pi).tolist()}
+    # point and spot (the cone is not modelled): radiant intensity I = intensity (cd as W/sr);
+    # ours is pi * color / attenuation W/sr, falling off as 1/d^2 under both integrators
+    return {"type": "point", "position": world[:3, 3].tolist(), "color": (colour * intensity).tolist(),
+            "attenuation": math.pi}
+
+
+def direct_scene(path):
+    """A scene dict that renders glTF file ``path`` on its own: the file's first camera
+    (else one framing the scene), its lights (else a default light and a grey sky), the
+    path tracer, and one ``gltf`` object. Paths in it are relative to the file's folder."""
+    path = pathlib.Path(path)
+    gs = load_gltf(path)
+    doc = _Doc(path, {"asset": {}}, None)
+    bounds = gs.bounds()
+    if bounds is None:
+        raise SceneError("scenes", "the scene has no meshes to render", file=path)
+    height, aspect = DEFAULT_IMAGE_HEIGHT, 1.0
+    if gs.cameras:
+        node, world, cam = gs.cameras[0]
+        camera, file_aspect = camera_dict(doc, world, cam, f"nodes[{node}].camera")
+        aspect = file_aspect or aspect
+    else:
+        camera = framing_camera(*bounds)
+    lights = [light_dict(doc, world, light, f"nodes[{node}].extensions.KHR_lights_punctual")
+              for node, world, light in gs.lights]
+    background = {}
+    if not lights:
+        lights = [{"type": "directional", "direction": DEFAULT_LIGHT, "color": [0.6, 0.6, 0.6]}]
+        background = {"color": [0.45, 0.45, 0.45], "ambient": [0.3, 0.3, 0.3]}
+    width = int(min(max(round(height * aspect), 1), 16384))
+    return {
+        "camera": camera,
+        "image": {"width": width, "height": height, "spp": 16},
+        "integrator": {"type": "path", "max_depth": 8},
+        "background": background,
+        "lights": lights,
+        "objects": [{"type": "gltf", "file": path.name}],
+    }
+
+
+def framing_camera(lo, hi, fov=DEFAULT_FOV):
+    """A perspective camera that sees the whole box [lo, hi] (its bounding sphere fits the
+    vertical field of view), looking at its centre along -DEFAULT_VIEW."""
+    centre = 0.5 * (lo + hi)
+    radius = max(0.5 * float(np.linalg.norm(hi - lo)), 1e-6)
+    dist = 1.05 * radius / math.sin(math.radians(fov) / 2)
+    return {"center": (centre + dist * DEFAULT_VIEW).tolist(), "look_at": centre.tolist(),
+            "up": [0.0, 1.0, 0.0], "fov": fov}
