@@ -98,6 +98,8 @@ def integrator_of(scene_path, override=None):
     if override:
         return override
     path = pathlib.Path(scene_path)
+    if path.suffix.lower() in (".gltf", ".glb"):
+        return "path"                       # glTF files render with the path tracer
     if path.suffix.lower() != ".json":
         return "whitted"
     try:
