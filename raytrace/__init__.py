@@ -17,6 +17,8 @@ from .errors import SceneError  # noqa: E402
 from .image import save_image  # noqa: E402
 from .renderer import RenderInterrupted, render, render_aovs  # noqa: E402
 from .scene.load import Scene, load_scene  # noqa: E402
+from .animation import animate, scene_at  # noqa: E402
 
-__all__ = ["SceneError", "Scene", "RenderInterrupted", "load_scene", "render", "render_aovs", "save_image"]
+__all__ = ["SceneError", "Scene", "RenderInterrupted", "animate", "load_scene", "render", "render_aovs",
+           "save_image", "scene_at"]
 __version__ = "0.1.0"

@@ -1,4 +1,4 @@
-"""Command line: ``raytrace render`` and ``raytrace convert``.
+"""Command line: ``raytrace render``, ``raytrace convert`` and ``raytrace animate``.
 
     raytrace render SCENE.json -o OUT.png [--size W H] [--spp N] [--seed S]
                     [--filter box|tent|gaussian] [--integrator whitted|path]
@@ -7,6 +7,7 @@
                     [--depth FILE MIN MAX] [--normals FILE] [--encoding srgb|linear] [--quiet]
     raytrace convert SCENE.txt -o SCENE.json
     raytrace compare | regress | convergence ...   (grading: raytrace.grade.cli, docs/grading.md)
+    raytrace animate SCENE.json -o OUT_DIR [...]   (raytrace.animation.cli)
 
 Bad input prints one line ``raytrace: error: scene.json: objects[3].radius: must be > 0``
 and exits with status 2; an I/O failure exits with 1. Every output path is checked before
@@ -25,6 +26,7 @@ import time
 from userio import cli as ucli
 from userio.outputs import Outputs
 
+from .animation import cli as animate_cli
 from .errors import SceneError
 from .grade import cli as grade_cli
 from .image import ENCODINGS, FLOAT_FORMATS, FORMATS
@@ -79,6 +81,7 @@ def _parser():
                    help="paint the object(s) or material(s) named NAME magenta, the rest grey "
                         "(an object's name, a JSON path like objects[2], or a material name)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+    animate_cli.add_parser(sub)
     c = sub.add_parser("convert", help="convert a course .txt scene to JSON",
                        description="Convert an MIT 6.837 ray-tracing scene (.txt) to a JSON scene.")
     c.add_argument("scene", help="course scene file (.txt)")
@@ -214,7 +217,8 @@ def main(argv=None):
     import numpy as np
 
     args = _parser().parse_args(argv)
-    body = getattr(args, "grade_body", None) or (_render if args.command == "render" else _convert)
+    body = getattr(args, "grade_body", None) or \
+        {"render": _render, "convert": _convert, "animate": animate_cli.run}[args.command]
     with np.errstate(all="ignore"):       # overflow is checked where it matters, not warned
         return ucli.run(PROG, body, args)
 

@@ -8,6 +8,7 @@ shipped as ``raytrace/scene/scene.schema.json`` for editors; regenerate it with
 import json
 import pathlib
 
+from .animation import ANIMATION_SCHEMA
 from .plugins import plugin_object_types
 
 SCHEMA_PATH = pathlib.Path(__file__).with_name("scene.schema.json")
@@ -259,6 +260,7 @@ def build_schema():
             "lights": {"type": "array", "items": {"$ref": "#/$defs/light"}},
             "objects": {"type": "array", "items": {"$ref": "#/$defs/object"}},
             "prototypes": {"type": "object", "additionalProperties": {"$ref": "#/$defs/object"}},
+            "animation": ANIMATION_SCHEMA,
         },
         "$defs": {
             "vec3": {"type": "array", "minItems": 3, "maxItems": 3, "items": _num},
@@ -274,11 +276,12 @@ def build_schema():
                     {"if": {"properties": {"type": {"const": "point"}}},
                      "then": {"additionalProperties": False, "required": ["position"],
                               "properties": {"type": {}, "position": _vec3, "color": _color,
-                                             "attenuation": _pos, **_SHADOW_KEYS}}},
+                                             "attenuation": _pos, "name": {"type": "string"},
+                                             **_SHADOW_KEYS}}},
                     {"if": {"properties": {"type": {"const": "directional"}}},
                      "then": {"additionalProperties": False, "required": ["direction"],
                               "properties": {"type": {}, "direction": _vec3, "color": _color,
-                                             **_SHADOW_KEYS}}},
+                                             "name": {"type": "string"}, **_SHADOW_KEYS}}},
                 ],
             },
             "object": _object_schema(types),

@@ -9,6 +9,7 @@ import math
 import jsonschema
 
 from ..errors import SceneError
+from .animation import check_animation
 from .schema import build_schema
 
 _validator = None
@@ -238,3 +239,4 @@ def validate_scene(data):
     _check_emission(data)
     _check_prototypes(data)
     _check_file_objects(data)
+    check_animation(data)

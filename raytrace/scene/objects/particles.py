@@ -13,8 +13,15 @@ optional ``wind`` and an optional ``sphere`` collider (show it with a ``sphere``
 the same centre and radius and the same transform). The result is a triangle mesh in
 object space with area-weighted smooth normals (``"smooth": false`` for flat shading).
 Keys not given take :data:`particles.cloth.DEFAULTS`; see docs/particles.md.
+
+In an animated scene (:mod:`raytrace.animation`) the cloth is simulated once over the
+whole time range and handed to this plug-in (:func:`provide_states`), which then samples
+that simulation at the object's ``T`` instead of simulating again.
 """
 import json
+import math
+
+import numpy as np
 
 from raytrace.errors import SceneError
 
@@ -69,15 +76,68 @@ _FACTORY_KEYS = ("grid", "size", "layout", "center", "pin", "mass", "stiffness",
                  "wind_coeff")
 
 
-def simulate_cloth(obj):
-    """Simulate the cloth an object describes; returns ``(vertices, faces, normals)``."""
+def cloth_network(obj):
+    """The :class:`particles.SpringNetwork` (with its collider) a cloth object describes."""
     kwargs = {k: obj[k] for k in _FACTORY_KEYS if k in obj}
     if "sphere" in obj:
         s = obj["sphere"]
         kwargs["sphere"] = (s.get("center", [0.0, 0.0, 0.0]), s["radius"])
         kwargs["friction"] = s.get("friction", 0.5)
         kwargs["sphere_margin"] = s.get("margin", 0.01 * s["radius"])
-    net = particles.cloth(**kwargs)
+    return particles.cloth(**kwargs)
+
+
+def simulation_key(obj):
+    """The keys that decide a cloth object's motion (all but ``T``, ``smooth`` and the
+    object's type, material, transform and name) as canonical JSON text."""
+    return json.dumps({k: v for k, v in obj.items()
+                       if k not in ("type", "material", "transform", "name", "T", "smooth")},
+                      sort_keys=True)
+
+
+# Simulations given by provide_states (raytrace.animation): key -> positions at every step
+_PROVIDED = {}
+MAX_PROVIDED = 8
+
+
+def provide_states(obj, positions):
+    """Hand the plug-in the particle positions ``(k + 1, n, 3)`` of the cloth ``obj``
+    after 0, 1, ..., k steps of its ``dt`` (one simulation of a whole time range, made by
+    :mod:`raytrace.animation.cloth`). From then on a cloth object with the same
+    :func:`simulation_key` and a ``T`` within ``k dt`` is sampled from them instead of
+    simulated: exactly the state after ``T / dt`` steps when that is a whole number (to
+    1e-9), else the linear blend of the two states around ``T``."""
+    key = simulation_key(obj)
+    _PROVIDED.pop(key, None)
+    _PROVIDED[key] = np.asarray(positions, np.float64)
+    while len(_PROVIDED) > MAX_PROVIDED:
+        _PROVIDED.pop(next(iter(_PROVIDED)))
+
+
+def _provided_mesh(obj):
+    """``(vertices, faces, normals)`` at ``T`` from provided states, or None."""
+    positions = _PROVIDED.get(simulation_key(obj))
+    if positions is None:
+        return None
+    u = obj.get("T", DEFAULT_T) / obj.get("dt", DEFAULT_DT)
+    k = round(u)
+    if abs(u - k) <= 1e-9 * max(1.0, abs(u)):
+        if not 0 <= k < len(positions):
+            return None
+        q = positions[k].copy()
+    else:
+        k = math.floor(u)
+        if not 0 <= k < len(positions) - 1:
+            return None
+        q = positions[k] + (u - k) * (positions[k + 1] - positions[k])
+    nx, ny = obj.get("grid", DEFAULTS["grid"])
+    faces = particles.grid_triangles(nx, ny)
+    return q, faces, particles.vertex_normals(q, faces)
+
+
+def simulate_cloth(obj):
+    """Simulate the cloth an object describes; returns ``(vertices, faces, normals)``."""
+    net = cloth_network(obj)
     dt = obj.get("dt", DEFAULT_DT)
     steps = int(round(obj.get("T", DEFAULT_T) / dt))
     if steps > MAX_STEPS:
@@ -90,6 +150,10 @@ def simulate_cloth(obj):
 
 def build_cloth(obj, where, scene_dir):
     """Plug-in build function: ``(vertices (n,3), faces (m,3), normals (n,3) or None)``."""
+    provided = _provided_mesh(obj)
+    if provided is not None:
+        vertices, faces, normals = provided
+        return vertices, faces, (normals if obj.get("smooth", True) else None)
     key = json.dumps({k: v for k, v in obj.items()
                       if k not in ("type", "material", "transform", "name")}, sort_keys=True)
     if key not in _CACHE:

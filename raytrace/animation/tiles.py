@@ -1,0 +1,53 @@
+"""Image tiles: render a band of rows of a frame, bit-identical to the same rows of the
+whole render, so that one big still can be split into tasks of a render farm.
+
+A tile is the full image's camera cropped to rows ``row0 .. row1 - 1``: every pixel keeps
+its index in the full image, hence its random numbers and its samples (the path
+tracer's passes are accumulated in the same order, the Whitted integrator's pixels are
+independent). Tiles are full-width bands: both integrators already work row by row.
+"""
+import numpy as np
+
+from .. import renderer as rmod
+from ..camera import make_camera
+from ..kernels import band as bk
+from ..kernels import path as pk
+from ..kernels import whitted as wk
+from ..kernels.sampling import gaussian_inverse_cdf_table
+from ..scene.lights import punctual_lights
+
+_NO_CUBE = np.zeros((6, 1, 1, 3), np.float32)
+
+
+def bands(height, count):
+    """``count`` row ranges [(row0, row1), ...] covering ``height`` rows, as even as they
+    can be (no more bands than rows)."""
+    count = max(1, min(int(count), height))
+    edges = [round(k * height / count) for k in range(count + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def render_band(scene, row0, row1, **overrides):
+    """Rows [row0, row1) of ``raytrace.render(scene, **overrides)`` -> ((row1 - row0, W, 3)
+    float32 linear radiance, samples dropped as non-finite). Same overrides as render."""
+    s = rmod.resolve_settings(scene, overrides)
+    if not 0 <= row0 < row1 <= s["height"]:
+        raise ValueError(f"rows [{row0}, {row1}) are not inside the image's {s['height']} rows")
+    settings = rmod.kernel_settings(s)
+    table = gaussian_inverse_cdf_table()
+    cam = make_camera(scene.data["camera"])
+    if s["integrator"] == "whitted":
+        out = np.zeros((row1 - row0, s["width"], 3), np.float32)
+        wk.render_rows(row0, row1, out, scene.accel, scene.geometry, cam,
+                       punctual_lights(scene.data.get("lights", [])), rmod.environment(scene),
+                       settings, table)
+        return out, 0
+    lights = rmod.scene_lights(scene)
+    cube = rmod.cube_map(scene)
+    cube = _NO_CUBE if cube is None else cube
+    accum, nonfinite, counter = pk.new_buffers(s["height"], s["width"])   # rows outside stay untouched
+    for sample in range(s["spp"]):
+        bk.render_band_pass(accum, nonfinite, counter, sample, row0, row1, scene.accel, scene.geometry,
+                            lights, cube, cam, settings, table)
+    mean, _ = pk.mean_and_variance(accum[row0:row1], s["spp"])
+    return mean.astype(np.float32), int(nonfinite[row0:row1].sum())
