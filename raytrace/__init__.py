@@ -4,6 +4,8 @@
     scene = raytrace.load_scene("scenes/showcase.json")
     image = raytrace.render(scene, spp=16)          # (H, W, 3) float32, linear radiance
     raytrace.save_image("out.png", image)           # sRGB-encoded 8-bit PNG
+    image = raytrace.render(scene, spp=16, aovs=["albedo", "normal"], denoise=True)
+    raytrace.save_exr("out.exr", image, scene)      # colour + AOV layers, linear float
 
 Conventions: right-handed, y up, angles in degrees, linear RGB.
 """
@@ -17,6 +19,10 @@ from .errors import SceneError  # noqa: E402
 from .image import save_image  # noqa: E402
 from .renderer import RenderInterrupted, render, render_aovs  # noqa: E402
 from .scene.load import Scene, load_scene  # noqa: E402
+from .film.aov_files import read_render as read_exr, write_exr as save_exr  # noqa: E402
+from .film.denoise import denoise  # noqa: E402
+from .notebook import show  # noqa: E402
 
-__all__ = ["SceneError", "Scene", "RenderInterrupted", "load_scene", "render", "render_aovs", "save_image"]
+__all__ = ["SceneError", "Scene", "RenderInterrupted", "load_scene", "render", "render_aovs", "save_image",
+           "save_exr", "read_exr", "denoise", "show"]
 __version__ = "0.1.0"
