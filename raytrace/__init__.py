@@ -4,6 +4,8 @@
     scene = raytrace.load_scene("scenes/showcase.json")
     image = raytrace.render(scene, spp=16)          # (H, W, 3) float32, linear radiance
     raytrace.save_image("out.png", image)           # sRGB-encoded 8-bit PNG
+    image = raytrace.render(scene, spp=16, aovs=["albedo", "normal"], denoise=True)
+    raytrace.save_exr("out.exr", image, scene)      # colour + AOV layers, linear float
 
 Conventions: right-handed, y up, angles in degrees, linear RGB.
 """
@@ -18,7 +20,10 @@ from .image import save_image  # noqa: E402
 from .renderer import RenderInterrupted, render, render_aovs  # noqa: E402
 from .scene.load import Scene, load_scene  # noqa: E402
 from .animation import animate, scene_at  # noqa: E402
+from .film.aov_files import read_render as read_exr, write_exr as save_exr  # noqa: E402
+from .film.denoise import denoise  # noqa: E402
+from .notebook import show  # noqa: E402
 
 __all__ = ["SceneError", "Scene", "RenderInterrupted", "animate", "load_scene", "render", "render_aovs",
-           "save_image", "scene_at"]
+           "save_image", "scene_at", "save_exr", "read_exr", "denoise", "show"]
 __version__ = "0.1.0"

@@ -5,6 +5,9 @@
                     [--bounces N] [--shadows | --no-shadows] [--max-depth N] [--rr-depth N]
                     [--sampler sobol|independent]
                     [--depth FILE MIN MAX] [--normals FILE] [--encoding srgb|linear] [--quiet]
+                    [--aov albedo,normal,...] [--aov-files] [--exr-half]
+                    [--denoise [auto|oidn|atrous]] [--write-partial SECONDS]
+    raytrace merge A.exr B.exr ... -o OUT.exr [--exr-half] [--denoise [METHOD]]
     raytrace convert SCENE.txt -o SCENE.json
     raytrace compare | regress | convergence ...   (grading: raytrace.grade.cli, docs/grading.md)
     raytrace animate SCENE.json -o OUT_DIR [...]   (raytrace.animation.cli)
@@ -18,6 +21,9 @@ done is written (atomically, as always), a line on stderr says so, and the exit 
 is 130 (the conventional status of an interrupted program; the image is complete but
 has fewer samples than asked for). A second Ctrl-C, or Ctrl-C while loading or during a
 Whitted render, stops at once and writes nothing (status 130).
+
+AOV files, EXR layers, denoising, partial images and merging: docs/outputs.md
+(raytrace.film).
 """
 import contextlib
 import sys
@@ -81,6 +87,8 @@ def _parser():
                    help="paint the object(s) or material(s) named NAME magenta, the rest grey "
                         "(an object's name, a JSON path like objects[2], or a material name)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+    _film_options(r)
+    _merge_parser(sub)
     animate_cli.add_parser(sub)
     c = sub.add_parser("convert", help="convert a course .txt scene to JSON",
                        description="Convert an MIT 6.837 ray-tracing scene (.txt) to a JSON scene.")
@@ -88,6 +96,119 @@ def _parser():
     c.add_argument("-o", "--output", required=True, help="JSON file to write")
     grade_cli.add_commands(sub)
     return p
+
+
+# ------------------------------------------------- AOVs, EXR, denoising, partial images, merge
+def _film_options(r):
+    from .film.denoise import DENOISERS
+    from .layout import AOVS
+    r.add_argument("--aov", metavar="LIST",
+                   help=f"also write these AOVs, comma-separated ({', '.join(AOVS)}): layers of the "
+                        "-o file when it is .exr, else files NAME.<aov>.exr (.pfm next to a .pfm)")
+    r.add_argument("--aov-files", action="store_true",
+                   help="one file per AOV even when -o is .exr")
+    r.add_argument("--exr-half", action="store_true",
+                   help="16-bit float EXR channels (ids and sample counts stay exact integers)")
+    r.add_argument("--denoise", nargs="?", const="auto", choices=DENOISERS, metavar="METHOD",
+                   help="path: denoise the colour with its albedo and normal: oidn (Intel Open Image "
+                        "Denoise, needs pyoidn), atrous (built in) or auto (oidn if installed)")
+    r.add_argument("--write-partial", type=float, metavar="SECONDS",
+                   help="path: replace the -o file with the image so far every SECONDS seconds "
+                        "(atomically; colour only, not denoised)")
+
+
+def _merge_parser(sub):
+    from .film.denoise import DENOISERS
+    m = sub.add_parser("merge", help="combine renders of one scene made with different seeds",
+                       description="Merge EXR renders of the same scene and settings made with different "
+                                   "seeds (raytrace render -o A.exr --seed 1, ...): the mean weighted by "
+                                   "their samples per pixel, as one render with all the samples.")
+    m.add_argument("inputs", nargs="+", metavar="RENDER", help="EXR files written by raytrace render")
+    m.add_argument("-o", "--output", required=True,
+                   help="merged image: .exr keeps the layers and the header (merge it again), "
+                        ".png / .pfm only the colour")
+    m.add_argument("--exr-half", action="store_true", help="16-bit float EXR channels")
+    m.add_argument("--encoding", choices=ENCODINGS, default="srgb", help="PNG encoding")
+    m.add_argument("--denoise", nargs="?", const="auto", choices=DENOISERS, metavar="METHOD",
+                   help="denoise the merged colour (the inputs need albedo and normal layers; atrous "
+                        "also depth and variance, which denoised renders carry)")
+
+
+def _check_film_options(args, outputs):
+    """Check --aov, --exr-half, --write-partial, --denoise before rendering and declare the AOV
+    files -> (AOV names, {aov: file} plan, denoiser or None)."""
+    from .film import aov_files
+    from .film.denoise import resolve
+    names = aov_files.parse_aov_list(args.aov) if args.aov is not None else ()
+    if args.aov_files and not names:
+        raise SceneError("--aov-files", "needs --aov")
+    plan = aov_files.plan_outputs(outputs, args.output, names, args.aov_files)
+    exr = any(str(p).lower().endswith(".exr") for p in [args.output, *plan.values()])
+    if args.exr_half and not exr:
+        raise SceneError("--exr-half", "no EXR file is written")
+    if args.write_partial is not None and not 0 <= args.write_partial < float("inf"):
+        raise SceneError("--write-partial", f"must be a number of seconds >= 0, got {args.write_partial}")
+    return names, plan, resolve(args.denoise, "--denoise") if args.denoise else None
+
+
+def _film_render(rmod, scene, settings, args, names, denoiser, show, overrides):
+    """Render with the AOVs, the partial-image writer and the denoiser -> (image, extra EXR
+    layers, metadata, partial writer or None)."""
+    from .film import aov_files
+    from .film.denoise import GUIDES, denoise
+    from .film.partial import PartialWriter
+    if (denoiser or args.write_partial is not None) and settings["integrator"] != "path":
+        raise SceneError("--denoise" if denoiser else "--write-partial",
+                         "needs the path tracer (integrator 'path')")
+    writer = None
+    if args.write_partial is not None:
+        writer = PartialWriter(args.output, lambda img: aov_files.encode_color(
+            args.output, img, aov_files.render_metadata(img, scene, settings), args.exr_half, args.encoding), PROG)
+    aovs = tuple(dict.fromkeys(names + (GUIDES if denoiser else ())))
+    try:
+        with _option_errors():
+            image = rmod.render(scene, progress=show, variance=bool(args.variance or denoiser), aovs=aovs,
+                                partial=writer, partial_seconds=args.write_partial or 0.0, **overrides)
+    except KeyboardInterrupt as stop:
+        stop.partial = writer
+        raise
+    extra = {}
+    if denoiser:
+        noisy, image = image, denoise(image, denoiser)
+        image.aovs = {n: noisy.aovs[n] for n in names}
+        extra = {"noisy": noisy, "variance": noisy.variance}
+    return image, extra, aov_files.render_metadata(image, scene, settings, denoiser), writer
+
+
+def _merge(args):
+    from .film import aov_files
+    from .film.denoise import denoise_arrays, resolve
+    from .film.merge import merge_renders
+    outputs = Outputs(SceneError)
+    outputs.add(args.output, "-o", FORMATS, "image")
+    denoiser = resolve(args.denoise, "--denoise") if args.denoise else None
+    if args.exr_half and not args.output.lower().endswith(".exr"):
+        raise SceneError("--exr-half", "no EXR file is written")
+    layers, meta = merge_renders(args.inputs)
+    color = layers.pop("color")
+    extra = {}
+    if denoiser:
+        missing = [n for n in ("albedo", "normal") + (("depth", "variance") if denoiser == "atrous" else ())
+                   if n not in layers]
+        if missing:
+            raise SceneError("--denoise", f"the renders have no {', '.join(missing)} layers "
+                                          "(render them with --aov albedo,normal,depth --denoise)")
+        extra = {"noisy": color}
+        color = denoise_arrays(color, layers["albedo"], layers["normal"], layers.get("depth"),
+                               layers.get("variance"), denoiser)
+        meta["denoiser"] = denoiser
+    if "variance" in layers:
+        extra["variance"] = layers.pop("variance")
+    outputs.set(args.output, aov_files.encode_color(args.output, color, meta, args.exr_half, args.encoding,
+                                                    layers, extra))
+    outputs.commit()
+    print(f"wrote {args.output} ({meta['spp']} spp from {len(args.inputs)} renders"
+          f"{', denoised with ' + denoiser if denoiser else ''})", file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -138,6 +259,7 @@ def _render(args):
         outputs.add(args.normals, "--normals", FORMATS, "image")
     if args.variance:
         outputs.add(args.variance, "--variance", FLOAT_FORMATS, "float image")
+    aov_names, aov_plan, denoiser = _check_film_options(args, outputs)
     t0 = time.perf_counter()
     kind = warmup.integrator_of(args.scene, args.integrator)
     cold = not (warmup.is_cached(kind) and warmup.builder_cached())
@@ -154,23 +276,31 @@ def _render(args):
     if args.view or args.highlight:
         return _write_view(args, scene, overrides, outputs, t0)
     show = not args.quiet and sys.stderr.isatty()
+    from .film.aov_files import encode_color, render_metadata, set_outputs
     try:
-        with _option_errors():
-            image = rmod.render(scene, progress=show, variance=bool(args.variance), **overrides)
+        image, extra, meta, writer = _film_render(rmod, scene, settings, args, aov_names, denoiser, show,
+                                                  overrides)
     except rmod.RenderInterrupted as stop:
         if stop.image is None:
             raise KeyboardInterrupt from None
-        outputs.set(args.output, encode_image(args.output, stop.image, args.encoding))
+        outputs.set(args.output, encode_color(args.output, stop.image, render_metadata(stop.image, scene, settings),
+                                              args.exr_half, args.encoding))
         if args.variance:
             outputs.set(args.variance, encode_image(args.variance, stop.image.variance))
         outputs.commit()
         print(f"{PROG}: interrupted after {stop.spp_done} of {stop.spp_total} samples per pixel; "
               f"wrote {args.output} ({stop.spp_done} spp)", file=sys.stderr)
         return 130
+    except KeyboardInterrupt as stop:
+        if getattr(stop, "partial", None) is None or not stop.partial.written:
+            raise
+        print(f"{PROG}: interrupted; {args.output} holds the partial image of {stop.partial.spp} spp",
+              file=sys.stderr)
+        return 130
     if image.info.nonfinite:
         print(f"{PROG}: warning: {image.info.nonfinite} samples were NaN or infinite and were dropped",
               file=sys.stderr)
-    outputs.set(args.output, encode_image(args.output, image, args.encoding))
+    set_outputs(outputs, args.output, aov_plan, image, meta, args.exr_half, args.encoding, extra)
     if args.variance:
         outputs.set(args.variance, encode_image(args.variance, image.variance))
     if args.depth or args.normals:
@@ -183,7 +313,8 @@ def _render(args):
     written = outputs.commit()
     if not args.quiet:
         print(f"wrote {', '.join(written)} ({settings['width']}x{settings['height']}, "
-              f"{settings['spp']} spp, {settings['integrator']}, {time.perf_counter() - t0:.2f} s)",
+              f"{settings['spp']} spp, {settings['integrator']}"
+              f"{', denoised with ' + denoiser if denoiser else ''}, {time.perf_counter() - t0:.2f} s)",
               file=sys.stderr)
     return 0
 
@@ -218,7 +349,7 @@ def main(argv=None):
 
     args = _parser().parse_args(argv)
     body = getattr(args, "grade_body", None) or \
-        {"render": _render, "convert": _convert, "animate": animate_cli.run}[args.command]
+        {"render": _render, "merge": _merge, "convert": _convert, "animate": animate_cli.run}[args.command]
     with np.errstate(all="ignore"):       # overflow is checked where it matters, not warned
         return ucli.run(PROG, body, args)
 

@@ -62,6 +62,28 @@ class RenderedImage(np.ndarray):
             return out[()]
         return out
 
+    def _repr_png_(self):
+        """Jupyter shows a render as this PNG: sRGB, at most PREVIEW_MAX pixels a side."""
+        if self.ndim != 3 or self.shape[2] != 3 or 0 in self.shape:
+            return None
+        return preview_png(self)
+
+
+PREVIEW_MAX = 1024     # longest side of a notebook preview, pixels
+
+
+def preview_png(image, max_size=PREVIEW_MAX, encoding="srgb"):
+    """PNG bytes of a (H, W, 3) linear image for display: shrunk by an integer factor (box
+    average of linear values) until no side exceeds ``max_size``, then encoded."""
+    img = np.asarray(image, np.float32)
+    k = max(1, min(-(-max(img.shape[:2]) // max_size), min(img.shape[:2])))   # ceil(side / max)
+    if k > 1:
+        h, w = img.shape[0] // k * k, img.shape[1] // k * k
+        img = np.nan_to_num(img[:h, :w], nan=0.0).reshape(h // k, k, w // k, k, 3).mean(axis=(1, 3))
+    buf = io.BytesIO()
+    iio.imwrite(buf, to_8bit(img, encoding), extension=".png")
+    return buf.getvalue()
+
 
 def linear_to_srgb(x):
     """sRGB transfer function (IEC 61966-2-1) on values clamped to [0, 1]."""

@@ -178,7 +178,8 @@ def environment(scene):
 
 
 # ------------------------------------------------------------------------- rendering
-def render(scene, progress=False, callback=None, variance=False, aovs=(), **overrides):
+def render(scene, progress=False, callback=None, variance=False, aovs=(), denoise=False,
+           partial=None, partial_seconds=60.0, **overrides):
     """Render ``scene`` (from :func:`raytrace.load_scene`) -> :class:`RenderedImage`
     ((H, W, 3) float32 linear radiance with ``info``).
 
@@ -202,26 +203,44 @@ def render(scene, progress=False, callback=None, variance=False, aovs=(), **over
     pixel so far). The path tracer stops after the current pass on Ctrl-C (or when
     ``callback`` raises KeyboardInterrupt) and raises :class:`RenderInterrupted`
     carrying the image of the passes done.
+
+    ``denoise`` (path tracer): ``True``/``"auto"``, ``"oidn"`` or ``"atrous"`` returns the
+    denoised image (see :mod:`raytrace.film.denoise`; ``variance`` and ``aovs`` are those
+    of the render). ``partial(image)`` (path tracer) is called with the image of the
+    passes done so far at most every ``partial_seconds`` seconds (``raytrace render
+    --write-partial``).
     """
     s = resolve_settings(scene, overrides)
     aovs = check_aovs(aovs)
-    if variance and s["integrator"] != "path":
-        raise SceneError("variance", "a variance estimate needs the path tracer (integrator 'path')")
+    for name, what, wanted in (("variance", "a variance estimate", variance), ("denoise", "denoising", denoise),
+                               ("partial", "partial images", partial is not None)):
+        if wanted and s["integrator"] != "path":
+            raise SceneError(name, f"{what} needs the path tracer (integrator 'path')")
+    asked = aovs
+    if denoise:
+        from .film.denoise import GUIDES, resolve
+        denoise, aovs = resolve(denoise), tuple(dict.fromkeys(aovs + GUIDES))
     t0 = time.perf_counter()
     var = None
     aov_buf = np.zeros((s["height"], s["width"], AOV_WIDTH)) if set(aovs) & set(FILTERED_AOVS) else None
     if s["integrator"] == "path":
-        image, var, done, nonfinite = _render_path(scene, s, progress, callback, t0, aov_buf)
+        image, var, done, nonfinite = _render_path(scene, s, progress, callback, t0, aov_buf,
+                                                   partial and (partial, partial_seconds))
     else:
         image, done, nonfinite = _render_whitted(scene, s, progress, callback), s["spp"], np.zeros(1, np.int64)
         if aov_buf is not None:
             for sample in range(s["spp"]):
                 _aov_pass(scene, s, aov_buf, sample, WHITTED_SAMPLING)
     out = RenderedImage(image, _info(s, done, int(nonfinite.sum()), t0))
-    if variance:
+    if variance or denoise:
         out.variance = var
     if aovs:
         out.aovs = finish_aovs(scene, s, aovs, aov_buf, done, nonfinite)
+    if denoise:
+        from .film.denoise import denoise as denoise_image
+        out = denoise_image(out, denoise)
+        out.variance = var if variance else None
+        out.aovs = {name: out.aovs[name] for name in asked}
     return out
 
 
@@ -340,9 +359,10 @@ class _StopFlag:
                 signal.signal(signal.SIGINT, self._old)
 
 
-def _render_path(scene, s, progress, callback, t0, aov_buf=None):
+def _render_path(scene, s, progress, callback, t0, aov_buf=None, partial=None):
     """-> (image or None, its variance, passes done, per-pixel counts of samples dropped
-    as non-finite). ``aov_buf`` (or None) receives an AOV sample per pass."""
+    as non-finite). ``aov_buf`` (or None) receives an AOV sample per pass; ``partial``:
+    None or (function, seconds), see :func:`render`."""
     cam = make_camera(scene.data["camera"])
     lights = scene_lights(scene)
     cube = cube_map(scene)
@@ -357,6 +377,7 @@ def _render_path(scene, s, progress, callback, t0, aov_buf=None):
         if bar is not None else None
     stop = _StopFlag(note)
     interrupted = False
+    last_partial = time.perf_counter()
     try:
         with stop.active():
             for sample in range(spp):
@@ -370,6 +391,11 @@ def _render_path(scene, s, progress, callback, t0, aov_buf=None):
                     bar.update(1)
                 if callback is not None:
                     callback(int(counter[0]), spp)
+                if partial and time.perf_counter() - last_partial >= partial[1] and sample + 1 < spp:
+                    part = RenderedImage(pk.mean_and_variance(accum, int(counter[0]))[0],
+                                         _info(s, int(counter[0]), int(nonfinite.sum()), t0))
+                    partial[0](part)
+                    last_partial = time.perf_counter()
     except KeyboardInterrupt:
         interrupted = True
     finally:

@@ -3,8 +3,10 @@ Software Foundation's own binding; wheels bundle the library).
 
 A file holds layers: ``{"color": (H, W, 3), "albedo": (H, W, 3), "depth": (H, W), ...}``.
 Channel names follow the common convention: the colour layer is ``R, G, B``; another
-layer ``name`` is ``name.R/G/B`` (three channels), or ``name.V`` (one channel). Pixels are
-float32 (``half=False``) or float16 (``half=True``); integer layers (uint32, e.g. object
+layer ``name`` is ``name.R/G/B`` (three channels), ``name.U/V`` (two) or ``name.V`` (one),
+unless ``components`` names them (``{"normal": "XYZ", "depth": "Z"}``). Pixels are
+float32 (``half=False``) or float16 (``half=True``; finite values beyond the half range
+are clamped to +-65504, not turned into infinities); integer layers (uint32, e.g. object
 ids) are stored as EXR ``UINT`` and read back exactly. Values stay linear (no encoding).
 
 Metadata (``{"spp": 16, "seed": 3, ...}``) is stored as header attributes named
@@ -17,7 +19,9 @@ import numpy as np
 
 COLOR = "color"
 _RGB = ("R", "G", "B")
+_DEFAULT_COMPONENTS = {3: "RGB", 2: "UV", 1: "V"}
 _PREFIX = "raytrace:"
+HALF_MAX = 65504.0
 
 
 def _openexr():
@@ -29,29 +33,36 @@ def _openexr():
     return OpenEXR
 
 
-def _channels(name, array, half):
+def _channels(name, array, half, comps=None):
     a = np.asarray(array)
     if a.dtype.kind in "ui":
         data = np.ascontiguousarray(a, np.uint32)
+    elif half:
+        a = np.asarray(a, np.float32)
+        data = np.where(np.isfinite(a), np.clip(a, -HALF_MAX, HALF_MAX), a).astype(np.float16)
     else:
-        data = np.ascontiguousarray(a, np.float16 if half else np.float32)
+        data = np.ascontiguousarray(a, np.float32)
     if data.ndim == 2:
-        return {("V" if name == COLOR else f"{name}.V"): data}
-    if data.ndim != 3 or data.shape[2] != 3:
-        raise ValueError(f"EXR layer {name!r} must be (H, W) or (H, W, 3), got {data.shape}")
-    names = _RGB if name == COLOR else tuple(f"{name}.{c}" for c in _RGB)
+        data = data[..., None]
+    if data.ndim != 3 or data.shape[2] not in _DEFAULT_COMPONENTS:
+        raise ValueError(f"EXR layer {name!r} must be (H, W) or (H, W, 1|2|3), got {data.shape}")
+    comps = comps or _DEFAULT_COMPONENTS[data.shape[2]]
+    if len(comps) != data.shape[2]:
+        raise ValueError(f"EXR layer {name!r}: components {comps!r} for {data.shape[2]} channels")
+    names = tuple(comps) if name == COLOR else tuple(f"{name}.{c}" for c in comps)
     return {n: np.ascontiguousarray(data[..., k]) for k, n in enumerate(names)}
 
 
-def exr_bytes(layers, half=False, metadata=None):
-    """The bytes of an EXR file holding ``layers`` (name -> array; see the module docs)."""
+def exr_bytes(layers, half=False, metadata=None, components=None):
+    """The bytes of an EXR file holding ``layers`` (name -> array; see the module docs);
+    ``components``: layer name -> its channels' suffixes (``"XYZ"``), else by shape."""
     OpenEXR = _openexr()
     shapes = {np.asarray(a).shape[:2] for a in layers.values()}
     if len(shapes) != 1:
         raise ValueError(f"EXR layers differ in size: {sorted(shapes)}")
     channels = {}
     for name, array in layers.items():
-        channels.update(_channels(name, array, half))
+        channels.update(_channels(name, array, half, (components or {}).get(name)))
     header = {"compression": OpenEXR.ZIP_COMPRESSION, "type": OpenEXR.scanlineimage}
     for key, value in (metadata or {}).items():
         if isinstance(value, (bool, np.bool_)):
@@ -69,8 +80,8 @@ def exr_bytes(layers, half=False, metadata=None):
 
 def read_exr(path, error=None):
     """-> (layers: name -> array, metadata: dict). Channels ``R, G, B`` form ``"color"``,
-    ``name.R/G/B`` or ``name.X/Y/Z`` form ``name`` (H, W, 3), single channels ``name``
-    (H, W). ``error(where, message, file=)`` builds the exception for an unreadable file
+    ``name.R/G/B`` or ``name.X/Y/Z`` form ``name`` (H, W, 3), ``name.U/V`` form ``name``
+    (H, W, 2), single channels ``name`` (H, W). ``error(where, message, file=)`` builds the exception for an unreadable file
     (default :class:`raytrace.SceneError`)."""
     if error is None:
         from ..errors import SceneError as error
@@ -98,7 +109,7 @@ def _group(channels):
         groups.setdefault(layer, {})[comp] = pixels
     for layer, comps in groups.items():
         key = layer or COLOR
-        for triple in (("R", "G", "B"), ("X", "Y", "Z")):
+        for triple in (("R", "G", "B"), ("X", "Y", "Z"), ("U", "V")):
             if all(c in comps for c in triple):
                 layers[key] = np.stack([comps[c] for c in triple], axis=-1)
                 comps = {c: v for c, v in comps.items() if c not in triple}
