@@ -16,7 +16,8 @@ from .animation import Animation, Channel
 from .course import load_course, read_attach, read_obj, read_skel, write_obj
 from .errors import SkinningError, SkinningFileError
 from .geometry import cylinder_mesh, skeleton_mesh, sphere_mesh, vertex_normals
-from .gltf import load_gltf
+from .gltf import (PrimitiveRange, SkinnedPart, SkinnedScene, load_gltf, load_gltf_scene,
+                   merge_models)
 from .lbs import skin, skin_numpy, skinning_matrices
 from .model import SkinnedMesh
 from .posefile import (animation_from_dict, load_animation, load_pose, pose_from_dict,
@@ -28,13 +29,13 @@ from .skeleton import Pose, Skeleton, forward_kinematics, local_matrices
 from .weights import dense_to_sparse, normalize_weights, sparse_to_dense
 
 __all__ = [
-    "Animation", "Channel", "Pose", "SkinnedMesh", "Skeleton", "SkinningError",
-    "SkinningFileError", "animation_from_dict", "axis_angle_to_quat", "cylinder_mesh",
-    "dense_to_sparse", "euler_to_matrix", "euler_to_quat", "forward_kinematics",
-    "load_animation", "load_course", "load_gltf", "load_pose", "local_matrices",
-    "matrix_to_quat", "normalize_weights", "pose_from_dict", "pose_to_dict",
-    "quat_from_xyzw", "quat_multiply", "quat_normalize", "quat_to_matrix", "quat_to_xyzw",
-    "read_attach", "read_obj", "read_skel", "skeleton_mesh", "skin", "skin_numpy",
-    "skinning_matrices", "slerp", "sparse_to_dense", "sphere_mesh", "vertex_normals",
-    "write_obj",
+    "Animation", "Channel", "Pose", "PrimitiveRange", "SkinnedMesh", "SkinnedPart",
+    "SkinnedScene", "Skeleton", "SkinningError", "SkinningFileError", "animation_from_dict",
+    "axis_angle_to_quat", "cylinder_mesh", "dense_to_sparse", "euler_to_matrix",
+    "euler_to_quat", "forward_kinematics", "load_animation", "load_course", "load_gltf",
+    "load_gltf_scene", "load_pose", "local_matrices", "matrix_to_quat", "merge_models",
+    "normalize_weights", "pose_from_dict", "pose_to_dict", "quat_from_xyzw", "quat_multiply",
+    "quat_normalize", "quat_to_matrix", "quat_to_xyzw", "read_attach", "read_obj", "read_skel",
+    "skeleton_mesh", "skin", "skin_numpy", "skinning_matrices", "slerp", "sparse_to_dense",
+    "sphere_mesh", "vertex_normals", "write_obj",
 ]

@@ -1,10 +1,14 @@
 """glTF 2.0 skins (``.gltf`` with embedded/external buffers, or ``.glb``) via pygltflib.
 
-What is read: one skin (``skins[skin]``) and the first node that uses it with a mesh; its
+What is read: skins and every node that uses a skin with a mesh (a *part*: a character
+is often split into head, torso and legs meshes that share one skin). A part's
 primitives (TRIANGLES) are merged into one mesh with POSITION, optional NORMAL,
-JOINTS_0/WEIGHTS_0 (and JOINTS_1/WEIGHTS_1); the skin's joints become the skeleton, in
-an order where parents come first (JOINTS_n and inverse bind matrices are remapped to it);
-every animation channel that targets a joint's translation, rotation or scale.
+JOINTS_0/WEIGHTS_0 (and JOINTS_1/WEIGHTS_1), remembering each primitive's range and
+material; a skin's joints become the skeleton, in an order where parents come first
+(JOINTS_n and inverse bind matrices are remapped to it); every animation channel that
+targets a joint's translation, rotation or scale. :func:`load_gltf` gives one skin's
+parts as one :class:`~skinning.model.SkinnedMesh`; :func:`load_gltf_scene` gives every
+part separately (:class:`SkinnedScene`).
 
 Conventions: glTF quaternions ``[x, y, z, w]`` become (w, x, y, z); matrices (node
 ``matrix``, ``inverseBindMatrices``) are stored column-major and read as such. Missing
@@ -18,6 +22,7 @@ import base64
 import errno
 import pathlib
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from userio.limits import check_memory
@@ -327,8 +332,161 @@ def _parents(rd, nodes):
     return parent_of
 
 
-def load_gltf(path, skin=0, normalize=False):
-    """Load ``skins[skin]`` of a glTF file into a :class:`~skinning.model.SkinnedMesh`.
+@dataclass(frozen=True)
+class PrimitiveRange:
+    """Where one glTF primitive lies in its part's arrays: vertices
+    ``first_vertex .. first_vertex + num_vertices - 1``, faces ``first_face ..
+    first_face + num_faces - 1``; ``material`` is the glTF material index (-1: none)."""
+    first_vertex: int
+    num_vertices: int
+    first_face: int
+    num_faces: int
+    material: int
+
+
+@dataclass
+class SkinnedPart:
+    """One node of the file that draws a skinned mesh.
+
+    node: glTF node index; name: the node's name (``node<i>`` when it has none); mesh:
+    glTF mesh index; skin: glTF skin index; model: a :class:`~skinning.model.SkinnedMesh`
+    of this node's mesh alone (its primitives merged, in order), whose skeleton, inverse
+    bind matrices and animations are shared by every part of the same skin;
+    primitives: one :class:`PrimitiveRange` per glTF primitive, in order.
+    """
+    node: int
+    name: str
+    mesh: int
+    skin: int
+    model: SkinnedMesh
+    primitives: list
+
+
+@dataclass
+class SkinnedScene:
+    """Every skinned mesh of a glTF file (:func:`load_gltf_scene`): ``parts``, one
+    :class:`SkinnedPart` per node that uses a skin with a mesh (in node order), all
+    posed together. Parts of one skin share one skeleton, so one pose per skin poses
+    them all. Posed positions are world space, the nodes' own transforms ignored."""
+    parts: list
+    source: str = ""
+
+    @property
+    def skins(self):
+        """The glTF skin indices used by the parts, ascending."""
+        return sorted({p.skin for p in self.parts})
+
+    @property
+    def num_vertices(self):
+        return sum(p.model.num_vertices for p in self.parts)
+
+    @property
+    def animations(self):
+        """Names of the file's animations, in file order (indices are glTF's)."""
+        return list(self.parts[0].model.animations) if self.parts else []
+
+    def skeleton(self, skin):
+        """The :class:`~skinning.skeleton.Skeleton` of glTF skin ``skin``."""
+        return self._model_of(skin).skeleton
+
+    def part(self, node):
+        """The part of glTF node ``node`` (its index, or its name)."""
+        for p in self.parts:
+            if p.node == node if _is_int(node) else p.name == node:
+                return p
+        raise SkinningError(f"{self.source}: no skinned part for node {node!r} (parts: "
+                            f"{', '.join(f'{p.node} {p.name!r}' for p in self.parts[:8])}"
+                            f"{'...' if len(self.parts) > 8 else ''})")
+
+    def _model_of(self, skin):
+        for p in self.parts:
+            if p.skin == skin and _is_int(skin):
+                return p.model
+        raise SkinningError(f"{self.source}: no part uses skin {skin!r} (skins: {self.skins})")
+
+    def pose_at(self, animation, time, loop=False):
+        """``{skin: Pose}`` of animation ``animation`` (a name or an index) at ``time``
+        seconds. ``loop`` wraps the time into the span of the animation's joint channels
+        over all skins, so that every skin stays in step."""
+        models = {}
+        for p in self.parts:
+            models.setdefault(p.skin, p.model)
+        if not models:
+            return {}
+        first = next(iter(models.values()))
+        names = list(first.animations)
+        if _is_int(animation):
+            if not 0 <= animation < len(names):
+                raise SkinningError(f"{self.source}: animation {animation} out of range "
+                                    f"(there are {len(names)})")
+            name = names[animation]
+        elif isinstance(animation, str):
+            if animation not in names:
+                raise SkinningError(f"{self.source}: no animation named {animation!r} "
+                                    f"(have {names})")
+            name = animation
+        else:
+            raise SkinningError(f"{self.source}: an animation is a name or an index, "
+                                f"got {_short(animation)}")
+        anims = {s: m.animations[name] for s, m in models.items()}
+        t = float(time)
+        if not np.isfinite(t):
+            raise SkinningError(f"animation {name!r}: time must be finite, got {time!r}")
+        keyed = [a for a in anims.values() if a.channels]
+        if loop and keyed:
+            start, end = min(a.start for a in keyed), max(a.end for a in keyed)
+            if end > start:
+                t = start + (t - start) % (end - start)
+        return {s: anims[s].sample(m.skeleton, t) for s, m in models.items()}
+
+    def skin(self, poses=None, normals="transform"):
+        """Posed meshes of every part, in ``parts`` order: what
+        :meth:`SkinnedMesh.skin <skinning.model.SkinnedMesh.skin>` returns for each
+        (``(vertices, normals)``, or just the vertices with ``normals=None``).
+        poses: ``{skin: Pose}`` (from :meth:`pose_at`); a skin missing there is in its
+        rest pose."""
+        poses = poses or {}
+        return [p.model.skin(poses.get(p.skin), normals=normals) for p in self.parts]
+
+    def merged(self, skin=None):
+        """One :class:`~skinning.model.SkinnedMesh` of every part of ``skin`` (default:
+        the only skin used), vertices and faces concatenated in part order."""
+        if skin is None:
+            if len(self.skins) != 1:
+                raise SkinningError(f"{self.source}: the parts use skins {self.skins}; "
+                                    "say which to merge")
+            skin = self.skins[0]
+        parts = [p.model for p in self.parts if p.skin == skin and _is_int(skin)]
+        if not parts:
+            self._model_of(skin)                  # raises, naming the skins
+        if len(parts) == 1:
+            return parts[0]
+        return merge_models(parts)
+
+
+def merge_models(models):
+    """Concatenate :class:`~skinning.model.SkinnedMesh` es of one skeleton (the first's
+    skeleton, inverse bind matrices, animations and source are kept)."""
+    first = models[0]
+    k = max(m.joints.shape[1] for m in models)
+    pad = lambda a: np.pad(a, ((0, 0), (0, k - a.shape[1])))  # noqa: E731
+    offsets = np.cumsum([0] + [m.num_vertices for m in models[:-1]])
+    return SkinnedMesh(first.skeleton, np.vstack([m.vertices for m in models]),
+                       np.vstack([m.faces + o for m, o in zip(models, offsets)]),
+                       np.vstack([pad(m.joints) for m in models]),
+                       np.vstack([pad(m.weights) for m in models]), first.inverse_bind,
+                       np.vstack([m.normals for m in models]), first.animations,
+                       source=first.source)
+
+
+def load_gltf(path, skin=None, normalize=False, node=None):
+    """Load ``skins[skin]`` of a glTF file into one :class:`~skinning.model.SkinnedMesh`.
+
+    Every node that uses the skin with a mesh is part of it (a character split into
+    several meshes is one model), in node order: vertices, faces and influences are
+    concatenated. skin: the skin index (default 0, or ``node``'s skin); node: a node
+    index or name to take only that node's mesh. For the parts one by one (and every
+    skin of the file) use :func:`load_gltf_scene`.
 
     normalize: rescale weight rows that do not sum to 1 (within 1e-3, or the rounding of
     normalised integer weights) instead of raising :class:`SkinningFileError`.
@@ -337,19 +495,111 @@ def load_gltf(path, skin=0, normalize=False):
     walked without recursion.
     """
     rd = _Reader(path)
+    nodes = rd.gltf.nodes or []
+    skins = rd.gltf.skins or []
+    if node is not None:
+        n = _find_node(rd, node)
+        s = rd.index(nodes[n].skin, len(skins), f"nodes[{n}].skin", "skin")
+        if skin is not None and skin != s:
+            raise SkinningError(f"{rd.path}: node {node!r} uses skin {s}, not skin "
+                                f"{_short(skin)}")
+        mesh_nodes = [n]
+    else:
+        s = rd.index(0 if skin is None else skin, len(skins), "skins", "skin")
+        mesh_nodes = [i for i, nd in enumerate(nodes)
+                      if _is_int(nd.skin) and nd.skin == s and nd.mesh is not None]
+        if not mesh_nodes:
+            rd.fail(f"skins[{s}]", "no node uses this skin with a mesh")
+    return _load_scene(rd, mesh_nodes, normalize).merged(s)
+
+
+def load_gltf_scene(path, normalize=False, nodes=None):
+    """Every skinned mesh of a glTF file -> :class:`SkinnedScene`.
+
+    nodes: the nodes to read (indices or names), each with a ``mesh`` and a ``skin``;
+    default: every node that has both, in node order. Skins, meshes and animations are
+    read and checked as by :func:`load_gltf` (``normalize`` likewise).
+    """
+    rd = _Reader(path)
+    all_nodes = rd.gltf.nodes or []
+    if nodes is None:
+        chosen = [i for i, nd in enumerate(all_nodes)
+                  if nd.mesh is not None and nd.skin is not None]
+        if not chosen:
+            rd.fail("nodes", "no node has both a mesh and a skin")
+    else:
+        chosen = []
+        for n in nodes:
+            n = _find_node(rd, n)
+            if n not in chosen:
+                chosen.append(n)
+    return _load_scene(rd, chosen, normalize)
+
+
+def _find_node(rd, node):
+    """Index of ``node`` (an index or a name), which must have a mesh and a skin."""
+    nodes = rd.gltf.nodes or []
+    if isinstance(node, str):
+        found = [i for i, nd in enumerate(nodes) if nd.name == node]
+        skinned = [i for i in found if nodes[i].mesh is not None and nodes[i].skin is not None]
+        if not found:
+            raise SkinningError(f"{rd.path}: no node named {_short(node)}")
+        if len(skinned) > 1:
+            raise SkinningError(f"{rd.path}: nodes {skinned} are all named {_short(node)}; "
+                                "give the node's index")
+        n = (skinned or found)[0]
+    elif _is_int(node):
+        if not 0 <= node < len(nodes):
+            raise SkinningError(f"{rd.path}: node {node} does not exist "
+                                f"(there are {len(nodes)})")
+        n = int(node)
+    else:
+        raise SkinningError(f"a node is an index or a name, got {_short(node)}")
+    if nodes[n].mesh is None or nodes[n].skin is None:
+        rd.fail(f"nodes[{n}]", "is not a skinned mesh (it needs a 'mesh' and a 'skin')")
+    return n
+
+
+def _load_scene(rd, mesh_nodes, normalize):
+    """A :class:`SkinnedScene` of ``mesh_nodes`` (node indices with a mesh and a skin)."""
     g = rd.gltf
     nodes = g.nodes or []
     skins = g.skins or []
-    skin = rd.index(skin, len(skins), "skins", "skin")
-    sk = skins[skin]
-    joint_nodes = list(sk.joints or [])
+    parent_of = _parents(rd, nodes)
+    rigs, meshes = {}, []
+    for n in mesh_nodes:
+        s = rd.index(nodes[n].skin, len(skins), f"nodes[{n}].skin", "skin")
+        if s not in rigs:
+            rigs[s] = _read_rig(rd, s, parent_of)
+        meshes.append((n, s, _read_mesh(rd, nodes[n].mesh, rigs[s][2], normalize,
+                                        f"nodes[{n}].mesh")))
+    animations = {s: _read_animations(rd, rigs[s][3]) for s in rigs}
+    parts = []
+    for n, s, (verts, faces, normals, joints, weights, prims) in meshes:
+        skeleton, ibm = rigs[s][:2]
+        model = SkinnedMesh(skeleton, verts, faces, joints, weights, ibm, normals,
+                            animations[s], source=str(rd.path))
+        name = nodes[n].name if isinstance(nodes[n].name, str) and nodes[n].name else f"node{n}"
+        parts.append(SkinnedPart(n, name, int(nodes[n].mesh), s, model, prims))
+    return SkinnedScene(parts, source=str(rd.path))
+
+
+def _read_rig(rd, skin, parent_of):
+    """``(skeleton, inverse_bind (J,4,4), new_of_skin, node_to_new)`` of ``skins[skin]``:
+    joints reordered parents first (``new_of_skin[k]``: new index of the skin's k-th
+    joint; ``node_to_new``: joint node -> new index)."""
+    nodes = rd.gltf.nodes or []
+    sk = rd.gltf.skins[skin]
+    joint_nodes = sk.joints or []
+    if not isinstance(joint_nodes, list):
+        rd.fail(f"skins[{skin}].joints", "expected a list of node indices")
+    joint_nodes = list(joint_nodes)
     if not joint_nodes:
         rd.fail(f"skins[{skin}].joints", "empty")
     for n in joint_nodes:
         rd.index(n, len(nodes), f"skins[{skin}].joints", "node")
     if len(set(joint_nodes)) != len(joint_nodes):
         rd.fail(f"skins[{skin}].joints", "joints must be distinct, existing nodes")
-    parent_of = _parents(rd, nodes)
     joint_set = set(joint_nodes)
 
     depth = {}                                    # node -> number of ancestors
@@ -418,27 +668,27 @@ def load_gltf(path, skin=0, normalize=False):
             rd.fail(f"skins[{skin}].inverseBindMatrices",
                     f"expected {nj} MAT4, got {raw.shape[0]} x {raw.shape[1]}")
         ibm = raw.reshape(nj, 4, 4).transpose(0, 2, 1)[order]          # column-major
+    return skeleton, np.ascontiguousarray(ibm), new_of_skin, node_to_new
 
-    mesh_node = next((i for i, nd in enumerate(nodes) if nd.skin == skin and nd.mesh is not None),
-                     None)
-    if mesh_node is None:
-        rd.fail(f"skins[{skin}]", "no node uses this skin with a mesh")
-    verts, faces, normals, joints, weights = _read_mesh(rd, nodes[mesh_node].mesh, new_of_skin,
-                                                        normalize, f"nodes[{mesh_node}].mesh")
+
+def _read_animations(rd, node_to_new):
+    """name -> :class:`Animation` of every animation of the file, on the joints of
+    ``node_to_new`` (file order; unnamed ones are ``animation<i>``)."""
     animations = {}
-    for a, anim in enumerate(g.animations or []):
+    for a, anim in enumerate(rd.gltf.animations or []):
         name = anim.name if isinstance(anim.name, str) and anim.name else f"animation{a}"
         animations[name if name not in animations else f"{name}_{a}"] = _read_animation(
             rd, a, anim, name, node_to_new)
-    return SkinnedMesh(skeleton, verts, faces, joints, weights, ibm, normals, animations,
-                       source=str(path))
+    return animations
 
 
 def _read_mesh(rd, mesh_index, new_of_skin, normalize, where="mesh"):
+    """``meshes[mesh_index]`` with its primitives merged: (vertices, faces, normals or
+    None, joints (remapped to the skeleton's order), weights, [PrimitiveRange])."""
     meshes = rd.gltf.meshes or []
     mesh_index = rd.index(mesh_index, len(meshes), where, "mesh")
     prims = meshes[mesh_index].primitives or []
-    vs, fs, ns, js, ws, off = [], [], [], [], [], 0
+    vs, fs, ns, js, ws, ranges, off = [], [], [], [], [], [], 0
     for p, prim in enumerate(prims):
         where = f"meshes[{mesh_index}].primitives[{p}]"
         if prim.mode not in (None, 4) or isinstance(prim.mode, bool):
@@ -493,6 +743,13 @@ def _read_mesh(rd, mesh_index, new_of_skin, normalize, where="mesh"):
             normal = rd.accessor(attrs.NORMAL, f"{where}.attributes.NORMAL")
             if normal.shape != (n, 3):
                 rd.fail(f"{where}.attributes.NORMAL", f"expected {n} VEC3, got {normal.shape}")
+        material = -1
+        if prim.material is not None:
+            materials = rd.gltf.materials or []
+            if not isinstance(materials, list):
+                rd.fail("materials", "expected a list")
+            material = rd.index(prim.material, len(materials), f"{where}.material", "material")
+        ranges.append(PrimitiveRange(off, n, sum(len(x) for x in fs), f.size // 3, material))
         vs.append(v)
         fs.append(f.reshape(-1, 3) + off)
         ns.append(normal)
@@ -509,7 +766,7 @@ def _read_mesh(rd, mesh_index, new_of_skin, normalize, where="mesh"):
         length = np.linalg.norm(normals, axis=1, keepdims=True)
         normals = normals / np.where(length == 0, 1.0, length)
     return (np.vstack(vs), np.vstack(fs), normals,
-            np.vstack([pad(j) for j in js]), np.vstack([pad(w) for w in ws]))
+            np.vstack([pad(j) for j in js]), np.vstack([pad(w) for w in ws]), ranges)
 
 
 def _read_animation(rd, a, anim, name, node_to_new):

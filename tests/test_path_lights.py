@@ -19,6 +19,7 @@ from raytrace.kernels.emitters import env_direction_pdf, light_pdf_at_hit, sampl
 from raytrace.kernels.intersect import scene_hit
 from raytrace.kernels.path import mis_weight
 from raytrace.kernels.surface import hit_normals
+from raytrace.layout import SPHERE, TRIANGLE
 from raytrace.renderer import cube_map, scene_lights
 from conftest import REPO
 
@@ -28,13 +29,13 @@ def _pdf_at_hits(acc, lights, geo, p, dirs):
     """For each direction: (t, pdf that MIS uses for what the ray hits; -1 if no emitter)."""
     out = np.zeros((dirs.shape[0], 2))
     for k in range(dirs.shape[0]):
-        t, kind, idx, u, v = scene_hit(acc, geo, p[0], p[1], p[2], dirs[k, 0], dirs[k, 1], dirs[k, 2],
-                                       0.0, np.inf)
+        hit = scene_hit(acc, geo, p[0], p[1], p[2], dirs[k, 0], dirs[k, 1], dirs[k, 2], 0.0, np.inf)
+        t, kind, idx = hit.t, hit.kind, hit.index
         out[k, 0] = t
         out[k, 1] = -1.0
-        if kind == 1 or kind == 2:
+        if kind == TRIANGLE or kind == SPHERE:
             qx, qy, qz = p[0] + t * dirs[k, 0], p[1] + t * dirs[k, 1], p[2] + t * dirs[k, 2]
-            gx, gy, gz, sx, sy, sz, mat, emit = hit_normals(geo, kind, idx, u, v, qx, qy, qz)
+            gx, gy, gz, sx, sy, sz, mat, emit = hit_normals(geo, hit, qx, qy, qz)
             cos_l = -(gx * dirs[k, 0] + gy * dirs[k, 1] + gz * dirs[k, 2])
             if emit >= 0 and cos_l > 0.0:
                 out[k, 1] = light_pdf_at_hit(lights, geo, kind, idx, p[0], p[1], p[2], qx, qy, qz, cos_l)

@@ -723,7 +723,8 @@ def test_configure_names_the_folder_after_source_and_mode(tmp_path, monkeypatch)
 
     pkg = tmp_path / "pkg"
     pkg.mkdir()
-    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "a.py").write_text("from numba import njit\nx = 1\n")
+    (pkg / "cli.py").write_text("print('no kernels here')\n")
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
     monkeypatch.delenv("RAYTRACE_BORROW", raising=False)
@@ -731,9 +732,12 @@ def test_configure_names_the_folder_after_source_and_mode(tmp_path, monkeypatch)
     loops = _numba_cache.configure(pkg)
     monkeypatch.setenv("RAYTRACE_SIMD", "1")
     with_simd = _numba_cache.configure(pkg)
-    (pkg / "a.py").write_text("x = 2\n")
+    (pkg / "cli.py").write_text("print('still no kernels')\n")
+    cli_edited = _numba_cache.configure(pkg)
+    (pkg / "a.py").write_text("from numba import njit\nx = 2\n")
     edited = _numba_cache.configure(pkg)
     h = _numba_cache.source_hash
+    assert cli_edited == with_simd          # pure-Python edits keep the compiled kernels
     assert loops.name.endswith("-nosimd-borrow") and with_simd.name.endswith("-simd-borrow")
     assert loops.name.split("-")[1] == with_simd.name.split("-")[1] != edited.name.split("-")[1]
     assert edited.name == f"raytrace-{h(pkg)}-simd-borrow"

@@ -9,6 +9,7 @@ import raytrace
 from raytrace.errors import SceneError
 from raytrace.kernels.intersect import scene_hit
 from raytrace.kernels.surface import hit_uv
+from raytrace.layout import MISS
 from raytrace.textures import TextureTable, texture_rgb
 from scene_helpers import one_pixel_scene
 
@@ -81,10 +82,10 @@ def uv_at(scene_dict, origin, direction, base=None):
     o = np.asarray(origin, float)
     d = np.asarray(direction, float)
     d /= np.linalg.norm(d)
-    t, kind, idx, u, v = scene_hit(scene.accel, scene.geometry, *o, *d, 0.0, math.inf)
-    assert kind != 0, "the ray must hit"
-    p = o + t * d
-    return np.array(hit_uv(scene.geometry, kind, idx, u, v, *p)), p
+    hit = scene_hit(scene.accel, scene.geometry, *o, *d, 0.0, math.inf)
+    assert hit.kind != MISS, "the ray must hit"
+    p = o + hit.t * d
+    return np.array(hit_uv(scene.geometry, hit, *p)), p
 
 
 def single(obj):

@@ -13,7 +13,8 @@ Conventions: glTF is right-handed, y up, metres, like our scenes; matrices are s
 column-major; quaternions ``[x, y, z, w]``; a node's local matrix is ``T R S``; texture
 ``(0, 0)`` is the image's top-left corner (ours too: no flip). Animation channels are
 sampled with the skinning library's :class:`skinning.Channel` (LINEAR, STEP,
-CUBICSPLINE); skinned meshes are posed with :func:`skinning.load_gltf`.
+CUBICSPLINE); skinned meshes (every node with a mesh and a skin; one skin may deform
+several meshes) are posed with :func:`skinning.load_gltf_scene`.
 
 Every problem in the file raises :class:`~raytrace.errors.SceneError` naming the file and
 the JSON path inside it (``model.glb: meshes[0].primitives[1].indices: ...``).
@@ -650,31 +651,33 @@ def check_extensions(doc):
         doc.fail("asset.version", f"glTF version {version!r}; only glTF 2.x files are supported")
 
 
-def _skinned(doc, i, node, skin_models, anim, time, loop):
-    """Posed primitives of a skinned node (world space), through the skinning library."""
+def _skinned(doc, i, walk, state, anim, time, loop):
+    """Posed (vertices, normals) of skinned node ``i`` in world space, through the skinning
+    library. On the first call every node of ``walk`` (the scene's nodes) with a mesh and
+    a skin is read at once (:func:`skinning.load_gltf_scene`: a skin may deform several
+    meshes) and posed with one pose per skin; ``state`` keeps them for the later calls."""
     import skinning
 
-    s = doc.int_(node, "skin", f"nodes[{i}]")
-    doc.item("skins", s, f"nodes[{i}].skin")
-    if s not in skin_models:
+    if "scene" not in state:
+        nodes = []
+        for k, _ in walk:
+            nd = doc.doc["nodes"][k]
+            if "mesh" in nd and "skin" in nd:
+                doc.item("skins", doc.int_(nd, "skin", f"nodes[{k}]"), f"nodes[{k}].skin")
+                nodes.append(k)
         try:
-            skin_models[s] = skinning.load_gltf(doc.path, skin=s)
+            sc = skinning.load_gltf_scene(doc.path, nodes=nodes)
+            poses = {} if anim is None else sc.pose_at(anim, time, loop=loop)
         except skinning.SkinningFileError as exc:
-            doc.fail(exc.where or f"skins[{s}]", exc.message)
+            doc.fail(exc.where or "skins", exc.message)
         except skinning.SkinningError as exc:
-            doc.fail(f"skins[{s}]", str(exc))
-    model = skin_models[s]
-    first = next(k for k, nd in enumerate(doc.array("nodes"))
-                 if isinstance(nd, dict) and nd.get("skin") == s and "mesh" in nd)
-    if doc.array("nodes")[first]["mesh"] != node["mesh"]:
-        doc.fail(f"nodes[{i}].skin", f"skins[{s}] also deforms nodes[{first}]'s mesh; the skinning "
-                                     "library poses one mesh per skin (multi-mesh skins: not yet)")
+            doc.fail(f"nodes[{i}].skin", str(exc))
+        state.update(scene=sc, poses=poses)
+    part = state["scene"].part(i)
     try:
-        pose = None if anim is None else model.pose_at(anim, time, loop=loop)
-        v, n = model.skin(pose, normals="transform")
+        return part.model.skin(state["poses"].get(part.skin), normals="transform")
     except skinning.SkinningError as exc:
         doc.fail(f"nodes[{i}].skin", str(exc))
-    return v, n
 
 
 def load_gltf(path, scene=None, animation=None, time=0.0, loop=False):
@@ -710,11 +713,12 @@ def _load(path, scene, animation, time, loop):
         materials.append(_material(doc, k, names))
         names.add(materials[-1].name)
     meshes, mesh_slot, placements, cameras, lights = [], {}, [], [], []
-    skin_models, posed = {}, {}
+    skinned, posed = {}, {}
     punctual = doc.array("lights", "extensions.KHR_lights_punctual.lights",
                          doc.dict_(doc.dict_(doc.doc, "extensions", "(top level)"), "KHR_lights_punctual",
                                    "extensions"))
-    for i, world in _walk(doc, _scene_roots(doc, scene), animated):
+    walk = _walk(doc, _scene_roots(doc, scene), animated)
+    for i, world in walk:
         node = doc.doc["nodes"][i]
         nw = f"nodes[{i}]"
         if "mesh" in node:
@@ -723,11 +727,11 @@ def _load(path, scene, animation, time, loop):
                 mesh_slot[m] = len(meshes)
                 meshes.append(_read_mesh(doc, m, lambda k: _texcoord_set(doc, k)))
             if "skin" in node:
-                key = (m, node["skin"])
-                if key not in posed:
-                    v, n = _skinned(doc, i, node, skin_models, anim, time, loop)
+                key = (m, doc.int_(node, "skin", nw))
+                if key not in posed:          # the node's transform is ignored: same result
+                    v, n = _skinned(doc, i, walk, skinned, anim, time, loop)
                     posed[key] = len(meshes)
-                    meshes.append(_split_posed(meshes[mesh_slot[m]], v, n))
+                    meshes.append(_split_posed(doc, m, meshes[mesh_slot[m]], v, n))
                 placements.append(Placement(posed[key], np.eye(4), i))
             else:
                 placements.append(Placement(mesh_slot[m], world, i))
@@ -744,8 +748,12 @@ def _load(path, scene, animation, time, loop):
     return GltfScene(path, meshes, placements, materials, cameras, lights)
 
 
-def _split_posed(prims, v, n):
-    """The skinning library's merged posed vertices split back into ``prims``' order."""
+def _split_posed(doc, m, prims, v, n):
+    """The skinning library's posed vertices of mesh ``m`` (its primitives merged in
+    order) split back into ``prims``."""
+    if sum(len(p.positions) for p in prims) != len(v):
+        doc.fail(f"meshes[{m}]", f"the skinning library read {len(v)} vertices, the renderer "
+                                 f"{sum(len(p.positions) for p in prims)}")
     out, off = [], 0
     for p in prims:
         k = len(p.positions)

@@ -5,7 +5,8 @@
     {"type": "skinned_mesh", "gltf": "skin.gltf", "animation": 0, "time": 1.25}
 
 The character is either the course triple (``skel`` + ``attach`` + ``obj``) or a glTF 2.0
-file (``gltf``, optional ``skin`` index). Its pose is the bind pose, or ``pose`` (a pose
+file (``gltf``, optional ``skin`` index): every mesh the skin deforms, as one mesh, or
+only the mesh of ``node`` (a glTF node index or name). Its pose is the bind pose, or ``pose`` (a pose
 JSON file, or the same object inline), or ``animation`` at ``time`` seconds (an animation
 JSON file ending in ``.json``, or a glTF animation name or index; ``loop`` wraps the time).
 ``show``: ``mesh`` (default) or ``skeleton`` (a sphere per joint, a cylinder per bone).
@@ -32,6 +33,9 @@ def _path(obj, key, where, scene_dir):
 
 def _load_model(obj, where, scene_dir):
     course = [k for k in ("skel", "attach", "obj") if k in obj]
+    for k in ("skin", "node"):
+        if k in obj and "gltf" not in obj:
+            raise SceneError(f"{where}.{k}", "only used with 'gltf'")
     if "gltf" in obj:
         if course:
             raise SceneError(f"{where}.{course[0]}", "give either 'gltf' or 'skel'/'attach'/'obj'")
@@ -42,20 +46,20 @@ def _load_model(obj, where, scene_dir):
         missing = [k for k in ("skel", "attach", "obj") if k not in obj]
         raise SceneError(f"{where}", "a skinned_mesh needs 'gltf', or all of 'skel', 'attach' "
                                      f"and 'obj' (missing: {', '.join(missing)})")
-    if "skin" in obj and "gltf" not in obj:
-        raise SceneError(f"{where}.skin", "only used with 'gltf'")
     normalize = bool(obj.get("normalize_weights", False))
     key = (tuple((k, str(p), p.stat().st_mtime_ns) for k, p in paths.items()),
-           obj.get("skin", 0), normalize)
+           obj.get("skin"), obj.get("node"), normalize)
     if key not in _CACHE:
         try:
             if "gltf" in paths:
-                model = skinning.load_gltf(paths["gltf"], skin=obj.get("skin", 0),
-                                           normalize=normalize)
+                model = skinning.load_gltf(paths["gltf"], skin=obj.get("skin"),
+                                           normalize=normalize, node=obj.get("node"))
             else:
                 model = skinning.load_course(paths["skel"], paths["attach"], paths["obj"],
                                              normalize=normalize)
         except SkinningError as e:
+            if "node" in obj and not isinstance(e, SkinningFileError):
+                raise SceneError(f"{where}.node", str(e)) from None   # no such node
             field = next((k for k, p in paths.items()
                           if isinstance(e, SkinningFileError) and e.path
                           and pathlib.Path(e.path).resolve() == p), next(iter(paths)))
@@ -117,6 +121,9 @@ OBJECT_TYPES = {
             "obj": {"type": "string", "description": "course bind-pose .obj file"},
             "gltf": {"type": "string", "description": "glTF 2.0 file with a skin"},
             "skin": {"type": "integer", "minimum": 0, "description": "glTF skin index"},
+            "node": {"type": ["integer", "string"],
+                     "description": "glTF node (index or name): only its mesh (default: "
+                                    "every mesh the skin deforms)"},
             "pose": {"type": ["string", "object"],
                      "description": "pose JSON file, or the pose object inline"},
             "animation": {"type": ["string", "integer"],
