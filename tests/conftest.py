@@ -27,3 +27,44 @@ def output_dir(request):
 # the render_regression fixture (also registered by the package's pytest11 entry point
 # under this same name, so loading it twice is harmless)
 pytest_plugins = ["raytrace.grade.pytest_plugin"]
+
+
+# ------------------------------------------------------------------ kernel warm-up
+# A cold Numba cache (a fresh clone, CI) makes the first test that renders pay the
+# integrator's compile (about 90 s for the path tracer, 50 s for Whitted on one core),
+# one after the other. Before any test runs (and before pytest-xdist starts its workers,
+# whose sessions skip this), both integrators and their AOV kernels are compiled into the
+# on-disk cache by two child processes at once; the tests then load them. A child that
+# fails only costs the tests their own compile. Runs for whole-suite runs only (no test
+# file or node named on the command line); RAYTRACE_NO_WARMUP=1 skips it.
+_WARM = """
+import sys
+import raytrace
+kind = sys.argv[1]
+scene = raytrace.load_scene({
+    "camera": {"center": [0, 1, 0], "direction": [0, -1, 0], "up": [0, 0, -1]},
+    "integrator": {"type": kind},
+    "lights": [{"type": "directional", "direction": [0, -1, 0]}],
+    "objects": [{"type": "plane", "normal": [0, 1, 0]}, {"type": "sphere", "radius": 0.5}],
+})
+raytrace.render(scene, width=2, height=2, spp=1)
+raytrace.render(scene, width=2, height=2, spp=1, aovs=raytrace.layout.AOVS)
+"""
+
+
+def pytest_sessionstart(session):
+    import subprocess
+    import sys
+    if hasattr(session.config, "workerinput") or os.environ.get("RAYTRACE_NO_WARMUP"):
+        return
+    if any(".py" in a for a in session.config.invocation_params.args):
+        return
+    procs = [subprocess.Popen([sys.executable, "-c", _WARM, kind], cwd=REPO,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+             for kind in ("path", "whitted")]
+    for p in procs:
+        try:
+            p.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            p.kill()

@@ -286,7 +286,8 @@ def test_cloth_cache_rejects_a_damaged_file(tmp_path):
 
 
 # ------------------------------------------------------------------- tiles, frames
-@pytest.mark.parametrize("integrator, name", [("whitted", "spheres"), ("path", "cornell_box")])
+@pytest.mark.parametrize("integrator, name", [("whitted", "spheres"), ("whitted", "shadow_map"),
+                                              ("path", "cornell_box")])
 def test_tiles_are_bit_identical_to_the_whole_render(integrator, name):
     scene = raytrace.load_scene(REPO / "scenes" / f"{name}.json")
     opts = dict(width=24, height=19, spp=3, integrator=integrator, seed=5)

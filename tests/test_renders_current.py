@@ -1,14 +1,16 @@
 """The committed images in renders/ are what ``make renders`` produces from scenes/.
 
-Every scene is rendered at its own full settings through ``scripts/render_all.py`` (the
-script ``make renders`` runs) and compared with ``renders/<name>.png`` at the tolerance of
+Every scene is loaded as ``scripts/render_all.py`` (the script ``make renders`` runs)
+loads it and rendered at its own full settings, but only in BANDS bands of BAND_ROWS rows
+spread over the image (``raytrace.animation.tiles.render_band``: a band is bit-identical
+to the same rows of the whole render, tests/test_animation_farm.py checks that); those
+rows are compared with the same rows of ``renders/<name>.png`` at the tolerance of
 tests/test_regression.py (8-bit sRGB: mean |diff| <= 1 and at most 0.5% of the pixels off
 by more than 8). A scene or code change that alters an image fails here until the images
-are regenerated: run ``make renders`` and commit them. A scene that needs ../shared is
-skipped when that data is absent. On failure, actual, expected and a 4x amplified diff
-go to tests/output/. This is the slowest test file: about 4 CPU-minutes for 19 scenes,
-three quarters of them in the six path-traced ones (8.4 minutes of wall time measured
-on a shared 2-core machine at load average 5 to 7).
+are regenerated: run ``make renders`` and commit them (a change confined to rows between
+the bands would pass; the bands cost about a sixth of full renders, which took about 4
+CPU-minutes). A scene that needs ../shared is skipped when that data is absent. On
+failure, actual, expected and a 4x amplified diff of the bands go to tests/output/.
 """
 import importlib.util
 import pathlib
@@ -34,6 +36,23 @@ def _render_all():
 
 
 render_all = _render_all()
+BANDS, BAND_ROWS = 6, 4
+
+
+def band_rows(height):
+    """Row ranges [(row0, row1), ...]: BANDS bands of BAND_ROWS rows, evenly spread."""
+    starts = np.linspace(0, max(0, height - BAND_ROWS), BANDS).round().astype(int)
+    return [(int(r), int(min(height, r + BAND_ROWS))) for r in sorted(set(starts))]
+
+
+def render_bands(path):
+    """(rows, the scene's image on those rows) as ``make renders`` would render it."""
+    from raytrace.animation.tiles import render_band
+    scene = raytrace.load_scene(path)
+    height = raytrace.renderer.resolve_settings(scene, {})["height"]
+    ranges = band_rows(height)
+    rows = np.concatenate([np.arange(r0, r1) for r0, r1 in ranges])
+    return rows, np.concatenate([render_band(scene, r0, r1)[0] for r0, r1 in ranges])
 SCENES = sorted(render_all.SCENES.glob("*.json"))
 
 
@@ -66,13 +85,15 @@ def test_every_scene_has_a_render_and_every_render_a_scene():
 @pytest.mark.parametrize("path", SCENES, ids=lambda p: p.stem)
 def test_committed_render_is_current(path, output_dir):
     try:
-        image = render_all.render_scene(path)
+        rows, image = render_bands(path)
     except raytrace.SceneError as exc:
         if render_all.needs_absent_shared_data(exc):
             pytest.skip(f"{path.name} needs ../shared: {exc}")
         raise
     committed = render_all.RENDERS / f"{path.stem}.png"
     expected = iio.imread(committed)[..., :3]
+    assert rows.max() < expected.shape[0], f"{committed} has the wrong size; run make renders"
+    expected = expected[rows]
     actual = to_8bit(image)
     assert actual.shape == expected.shape, f"{committed} has the wrong size; run make renders"
     mean, off, diff = compare(actual, expected)

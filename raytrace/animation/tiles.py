@@ -14,7 +14,6 @@ from ..kernels import band as bk
 from ..kernels import path as pk
 from ..kernels import whitted as wk
 from ..kernels.sampling import gaussian_inverse_cdf_table
-from ..scene.lights import punctual_lights
 
 _NO_CUBE = np.zeros((6, 1, 1, 3), np.float32)
 
@@ -39,7 +38,7 @@ def render_band(scene, row0, row1, **overrides):
     if s["integrator"] == "whitted":
         out = np.zeros((row1 - row0, s["width"], 3), np.float32)
         wk.render_rows(row0, row1, out, scene.accel, scene.geometry, cam,
-                       punctual_lights(scene.data.get("lights", [])), rmod.environment(scene),
+                       rmod.whitted_lights(scene), rmod.environment(scene),
                        settings, table)
         return out, 0
     lights = rmod.scene_lights(scene)
