@@ -414,6 +414,32 @@ def _render_path(scene, s, progress, callback, t0, aov_buf=None, partial=None):
     return image, var, done, nonfinite
 
 
+def share_cube_map(scene, source):
+    """Give ``scene`` the cube map already loaded for ``source`` (scenes of one animation
+    at different times: the background is not animated) instead of loading it again."""
+    if "cube" in _derived(source):
+        _derived(scene).setdefault("cube", _derived(source)["cube"])
+
+
+def render_path_pass(scene, s, buffers, sample, rows=None):
+    """Add the path tracer's pass ``sample`` of ``scene`` to ``buffers``: the pass that
+    :func:`render` makes (every pixel's sample number ``sample``, same kernel, same sums in
+    the same order), for callers that change the scene between passes (motion blur,
+    :mod:`raytrace.animation.motion_blur`). ``s``: settings from :func:`resolve_settings`;
+    ``buffers``: ``(accum, nonfinite, counter)`` from ``kernels.path.new_buffers(H, W)``,
+    passes 0 .. n-1 added in order make the image ``mean_and_variance(accum, n)``;
+    ``rows=(row0, row1)`` adds the pass to those rows only (the same sums for them)."""
+    accum, nonfinite, counter = buffers
+    cube = cube_map(scene)
+    args = (scene.accel, scene.geometry, scene_lights(scene), _NO_CUBE if cube is None else cube,
+            make_camera(scene.data["camera"]), kernel_settings(s), gaussian_inverse_cdf_table())
+    if rows is None:
+        pk.render_pass(accum, nonfinite, counter, sample, *args)
+    else:
+        from .kernels import band as bk
+        bk.render_band_pass(accum, nonfinite, counter, sample, rows[0], rows[1], *args)
+
+
 def render_aovs(scene, width=None, height=None):
     """Depth and normals through pixel centres -> (t (H, W) float64, inf on a miss,
     normals (H, W, 3) float64 world-space unit, zero on a miss)."""

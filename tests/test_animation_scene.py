@@ -53,7 +53,7 @@ def cloth_scene(dt=0.02, fps=10.0, end=0.5):
 # ------------------------------------------------------------------------ validation
 def test_example_scenes_load_with_their_frame_counts():
     counts = {p.stem: AnimatedScene.load(p).frame_count for p in sorted(SCENES.glob("*.json"))}
-    assert counts == {"cloth_fall": 60, "orbit": 48, "walk": 48}
+    assert counts == {"cloth_fall": 60, "motion_blur": 8, "orbit": 48, "walk": 48}
     for p in SCENES.glob("*.json"):          # each is a still scene too (render shows it as written)
         assert raytrace.load_scene(p).geometry is not None
 

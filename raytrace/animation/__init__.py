@@ -3,6 +3,7 @@
 - :mod:`.timeline`: keyframe tracks (linear, smooth step, Catmull-Rom; quaternion slerp);
 - :mod:`.tracks`: the scene's ``animation`` section evaluated at a time;
 - :mod:`.scene_at`: :class:`AnimatedScene` and :func:`scene_at`, the static scene at any time;
+- :mod:`.motion_blur`: :func:`render_at`, a frame averaged over its shutter, one time per pass;
 - :mod:`.cloth`: cloth simulated once over the whole range, cached on disk;
 - :mod:`.tiles`: bands of rows of a frame, bit-identical to the whole render;
 - :mod:`.farm`: :func:`animate`, frames in this process or as Dask tasks;
@@ -12,6 +13,7 @@
 See docs/animation.md and docs/render-farm.md.
 """
 from .farm import animate
+from .motion_blur import render_at
 from .scene_at import AnimatedScene, scene_at
 
-__all__ = ["AnimatedScene", "animate", "scene_at"]
+__all__ = ["AnimatedScene", "animate", "render_at", "scene_at"]

@@ -1,7 +1,7 @@
 """``raytrace animate``: the frames of an animated scene, here or on a Dask cluster.
 
     raytrace animate SCENE.json -o OUT_DIR [--frames A:B[:STEP]] [--format png|pfm|exr]
-                     [--gif OUT.gif] [--mp4 OUT.mp4] [--fps N] [--force]
+                     [--gif OUT.gif] [--mp4 OUT.mp4] [--fps N] [--shutter OPEN CLOSE] [--force]
                      [--workers N] [--threads-per-worker T] [--scheduler tcp://HOST:PORT]
                      [--chunk N] [--tiles N]
                      [--size W H] [--spp N] [--seed S] [--filter ...] [--integrator ...] ...
@@ -40,6 +40,9 @@ def add_parser(sub):
     a.add_argument("--mp4", metavar="OUT.mp4", help="also write an H.264 MP4 of the selected frames")
     a.add_argument("--fps", type=float, help="frames per second (the animation's fps, else 24); videos "
                                              "play in real time")
+    a.add_argument("--shutter", nargs=2, type=float, metavar=("OPEN", "CLOSE"),
+                   help="motion blur: the shutter interval in frames relative to each frame's time, "
+                        "within -1 .. 1 (replaces the scene's animation.shutter; 0 0: no blur)")
     a.add_argument("--force", action="store_true", help="render frames whose files exist")
     a.add_argument("--workers", type=int,
                    help="local Dask workers (processes; default: one per core); 1 renders in this "
@@ -88,6 +91,7 @@ def run(args):
     from .. import renderer as rmod
     from .. import warmup
     from ..cli import PROG, _option_errors
+    from ..scene.animation import check_shutter
     from .farm import animate
     from .scene_at import AnimatedScene
 
@@ -99,6 +103,7 @@ def run(args):
     with _option_errors():
         rmod.check_overrides(overrides)
     _check(args)
+    shutter = check_shutter(args.shutter, "--shutter") if args.shutter is not None else None
     anim = AnimatedScene.load(args.scene, fps=args.fps)
     if not args.quiet:
         anim.prepare(notice=lambda where, steps: print(
@@ -116,7 +121,8 @@ def run(args):
             summary = animate(anim, args.output, scheduler=args.scheduler, workers=args.workers,
                               threads_per_worker=args.threads_per_worker, frames=args.frames,
                               tiles=args.tiles, chunk=args.chunk, force=args.force, format=args.format,
-                              encoding=args.encoding, gif=args.gif, mp4=args.mp4, progress=show,
+                              encoding=args.encoding, gif=args.gif, mp4=args.mp4, shutter=shutter,
+                              progress=show,
                               callback=lambda k, path: written.append(k), **overrides)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; {len(written)} frames written to {args.output} (the same command "

@@ -16,12 +16,14 @@ loads the scene once and keeps its built geometry between tasks. A task renders 
 of a few consecutive frames (or, with ``tiles``, one band of rows of one frame) and
 returns the encoded images (tiles: float rows); the client writes each frame to a
 temporary name and renames it, so a frame file is never torn and never written twice.
-A worker that dies has its task run again elsewhere (Dask's ``allowed-failures``, 3 here);
-a frame whose scene is bad input at its time (a track overshooting there) is reported by
-its task while the task's other frames go on; a task that raises anything else is tried
-once more (``retries``) and then its frames are reported with the error while the other
-tasks finish. A rerun skips frames whose files exist (``force=True``
-renders them again).
+Frames of a scene with a ``shutter`` are motion blurred
+(:mod:`raytrace.animation.motion_blur`), and so are their tiles (bit-identical to the
+whole blurred frame). A worker that dies has its task run again elsewhere (Dask's
+``allowed-failures``, 3 here); a frame whose scene is bad input at its time (a track
+overshooting there) is reported by its task while the task's other frames go on; a task
+that raises anything else is tried once more (``retries``) and then its frames are
+reported with the error while the other tasks finish. A rerun skips frames whose files
+exist (``force=True`` renders them again).
 """
 import contextlib
 import logging
@@ -39,10 +41,12 @@ from .. import renderer as rmod
 from ..errors import SceneError
 from ..image import RenderedImage, RenderInfo, encode_image
 from ..scene.load import Scene
+from . import motion_blur
 from . import tiles as tiles_mod
 from . import video
 from .frames import FRAME_FORMATS, Summary, check_out_dir, frame_paths, parse_frames
 from .scene_at import AnimatedScene
+from .threads import limit_threads
 
 ALLOWED_FAILURES = 3            # worker deaths a task survives on a local cluster
 MAX_CHUNK = 4                   # frames per task at most (default chunking)
@@ -50,17 +54,10 @@ _RENDER_LOCK = threading.Lock()  # one render at a time per process (Numba paral
 
 
 # ----------------------------------------------------------------------- worker side
-def _limit_threads(threads):
-    """Numba's thread count for this thread (it is per calling thread), at most the
-    process's pool."""
-    if threads:
-        import numba
-        numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
-
-
-def render_frame(anim, k, overrides):
-    """Frame ``k`` of ``anim`` -> RenderedImage."""
-    return rmod.render(anim.scene_at(anim.frame_time(k)), **overrides)
+def render_frame(anim, k, overrides, shutter=None):
+    """Frame ``k`` of ``anim`` -> RenderedImage, blurred over ``shutter`` ((open, close)
+    in frames; None: the scene's; see :mod:`raytrace.animation.motion_blur`)."""
+    return motion_blur.render_at(anim, anim.frame_time(k), shutter, **overrides)
 
 
 def render_frames_task(anim, frames, options):
@@ -68,12 +65,12 @@ def render_frames_task(anim, frames, options):
     or ``(frame, None, 0, error text)`` for a frame whose scene is bad input at its time
     (the same on every try: reported, not retried; the chunk's other frames go on).
     Other exceptions fail the task (Dask retries it)."""
-    _limit_threads(options["threads"])
+    limit_threads(options["threads"])
     out = []
     with _RENDER_LOCK:
         for k in frames:
             try:
-                image = render_frame(anim, k, options["overrides"])
+                image = render_frame(anim, k, options["overrides"], options.get("shutter"))
             except UserError as exc:
                 out.append((k, None, 0, _error_text(exc)))
                 continue
@@ -85,11 +82,11 @@ def render_frames_task(anim, frames, options):
 def render_tile_task(anim, k, row0, row1, options):
     """Dask task: rows [row0, row1) of frame ``k`` -> (frame, row0, float32 rows,
     non-finite samples, None), or (frame, row0, None, 0, error text) for bad input."""
-    _limit_threads(options["threads"])
+    limit_threads(options["threads"])
     with _RENDER_LOCK:
         try:
-            band, bad = tiles_mod.render_band(anim.scene_at(anim.frame_time(k)), row0, row1,
-                                              **options["overrides"])
+            band, bad = motion_blur.render_band_at(anim, anim.frame_time(k), row0, row1,
+                                                   options.get("shutter"), **options["overrides"])
         except UserError as exc:
             return k, row0, None, 0, _error_text(exc)
     return k, row0, band, bad, None
@@ -161,14 +158,14 @@ def _run_serial(anim, todo, settings, options, tiles, writer):
         try:
             if tiles > 1:
                 part = _Frame(settings["height"], settings["width"], bands)
-                scene = anim.scene_at(anim.frame_time(k))
                 for row0, row1 in bands:
-                    part.image[row0:row1], bad = tiles_mod.render_band(scene, row0, row1, **overrides)
+                    part.image[row0:row1], bad = motion_blur.render_band_at(
+                        anim, anim.frame_time(k), row0, row1, options.get("shutter"), **overrides)
                     part.nonfinite += bad
                     writer.advance()
                 image = _assembled(settings, part, time.perf_counter() - t0)
             else:
-                image = render_frame(anim, k, overrides)
+                image = render_frame(anim, k, overrides, options.get("shutter"))
         except KeyboardInterrupt:
             raise
         except Exception as exc:      # noqa: BLE001 - reported with the frame, the others go on
@@ -333,16 +330,19 @@ def _video_fps(anim, selection):
 
 def animate(scene, out_dir, client=None, *, scheduler=None, workers=None, threads_per_worker=None,
             frames=None, tiles=1, chunk=None, force=False, format="png", encoding="srgb",
-            gif=None, mp4=None, fps=None, progress=False, callback=None, base_dir=None,
-            cache_dir=None, retries=1, **overrides):
+            gif=None, mp4=None, fps=None, shutter=None, progress=False, callback=None,
+            base_dir=None, cache_dir=None, retries=1, **overrides):
     """Render the frames of ``scene`` (a path, a dict, a loaded Scene or an AnimatedScene)
     into ``out_dir`` as ``frame_0000.png``, ... -> :class:`~raytrace.animation.frames.Summary`.
 
     ``frames``: ``"A:B[:STEP]"`` or a list of frame numbers (default all); ``fps``
     overrides the animation's; ``format``: ``png``, ``pfm`` or ``exr``; ``tiles``: split
     every frame into that many bands of rows (one task each); ``chunk``: frames per task
-    (default up to 4); ``force``: render frames whose files exist; ``gif``, ``mp4``:
-    video files made from the frames of the selection when none failed. Execution:
+    (default up to 4); ``shutter``: ``(open, close)`` in frames, replacing the scene's
+    ``animation.shutter`` (``(0, 0)``: no motion blur; see
+    :mod:`raytrace.animation.motion_blur`); ``force``: render frames whose files exist;
+    ``gif``, ``mp4``: video files made from the frames of the selection when none failed.
+    Execution:
     ``client`` (a ``dask.distributed.Client``), else ``scheduler`` (an address), else
     ``workers`` (default: the machine's cores; 1 renders here without Dask);
     ``threads_per_worker``: Numba threads per worker (default 1 on a cluster, all cores
@@ -367,12 +367,13 @@ def animate(scene, out_dir, client=None, *, scheduler=None, workers=None, thread
             raise SceneError("frames", f"frame numbers must be in 0 .. {count - 1}")
     suffix = "." + str(format).lower().lstrip(".")
     _check_options(anim, settings, suffix, tiles, gif, mp4)
+    shutter = motion_blur.frame_shutter(anim, shutter)
     out = check_out_dir(out_dir)
     paths = frame_paths(out, selection, count, suffix)
     todo = [k for k in selection if force or not paths[k].exists()]
     skipped = sorted(set(selection) - set(todo))
     options = {"overrides": {k: v for k, v in overrides.items() if v is not None}, "suffix": suffix,
-               "encoding": encoding, "threads": threads_per_worker}
+               "encoding": encoding, "threads": threads_per_worker, "shutter": shutter}
     writer = _Writer(paths, progress, len(todo) * (tiles if tiles > 1 else 1),
                      "tile" if tiles > 1 else "frame", callback)
     try:
@@ -380,7 +381,7 @@ def animate(scene, out_dir, client=None, *, scheduler=None, workers=None, thread
             anim.prepare()
             serial = client is None and scheduler is None and (workers or os.cpu_count() or 1) <= 1
             if serial:
-                _limit_threads(threads_per_worker)
+                limit_threads(threads_per_worker)
                 _run_serial(anim, todo, settings, options, tiles, writer)
             else:
                 if options["threads"] is None:

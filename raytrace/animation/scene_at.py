@@ -254,6 +254,20 @@ def _replace(data, path, value, copied):
 _SCENES = weakref.WeakKeyDictionary()      # loaded Scene -> its AnimatedScene
 
 
+def animated(scene, base_dir=None):
+    """The :class:`AnimatedScene` of ``scene``: itself, the one kept for a loaded
+    :class:`~raytrace.scene.load.Scene` (made once per scene object), or a new one loaded
+    from a path or a dict (paths in a dict relative to ``base_dir``)."""
+    if isinstance(scene, AnimatedScene):
+        return scene
+    if isinstance(scene, Scene):
+        anim = _SCENES.get(scene)
+        if anim is None:
+            anim = _SCENES[scene] = AnimatedScene(scene.data, scene.base_dir, scene.path)
+        return anim
+    return AnimatedScene.load(scene, base_dir=base_dir)
+
+
 def scene_at(scene, t):
     """The static scene at time ``t`` (seconds) of a scene from :func:`raytrace.load_scene`
     (or of an :class:`AnimatedScene`). A scene without an ``animation`` is returned as it is."""
@@ -261,7 +275,4 @@ def scene_at(scene, t):
         return scene.scene_at(t)
     if "animation" not in scene.data:
         return scene
-    anim = _SCENES.get(scene)
-    if anim is None:
-        anim = _SCENES[scene] = AnimatedScene(scene.data, scene.base_dir, scene.path)
-    return anim.scene_at(t)
+    return animated(scene).scene_at(t)

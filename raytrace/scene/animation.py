@@ -1,6 +1,6 @@
 """The scene's ``animation`` section: its JSON Schema and the checks a schema cannot make.
 
-    "animation": {"start": 0, "end": 2, "fps": 24,
+    "animation": {"start": 0, "end": 2, "fps": 24, "shutter": [-0.25, 0.25],
                   "camera": {"orbit": {"target": [0, 1, 0], "turns": 1}},
                   "objects": {"box": {"translate": {"keys": [[0, [0, 0, 0]], [2, [0, 1, 0]]],
                                                     "interpolation": "smooth"}}},
@@ -8,15 +8,21 @@
 
 A track is ``{"keys": [[time, value], ...], "interpolation": "linear" | "smooth" |
 "catmull_rom"}`` (times in seconds, strictly increasing). Objects and lights are found by
-their ``name``. See docs/animation.md for the meaning of every key; the tracks are
-evaluated by :mod:`raytrace.animation`.
+their ``name``. ``shutter`` is the motion-blur interval ``[open, close]`` in frames (units
+of the frame interval 1/fps) relative to each frame's time, within [-1, 1] (default
+``[0, 0]``: no blur; :mod:`raytrace.animation.motion_blur`). See docs/animation.md for the
+meaning of every key; the tracks are evaluated by :mod:`raytrace.animation`.
 """
+import math
+import numbers
+
 from ..errors import SceneError
 
 INTERPOLATIONS = ("linear", "smooth", "catmull_rom")
 MAX_FRAMES = 100_000
 DEFAULT_START = 0.0
 DEFAULT_FPS = 24.0
+SHUTTER_LIMIT = 1       # shutter open and close lie within this many frames of the frame's time
 
 _num = {"type": "number"}
 _pos = {"type": "number", "exclusiveMinimum": 0}
@@ -59,6 +65,8 @@ ANIMATION_SCHEMA = {
         "start": _num,
         "end": _num,
         "fps": {"type": "number", "exclusiveMinimum": 0, "maximum": 1000},
+        "shutter": {"type": "array", "minItems": 2, "maxItems": 2,
+                    "items": {"type": "number", "minimum": -SHUTTER_LIMIT, "maximum": SHUTTER_LIMIT}},
         "camera": {"type": "object", "additionalProperties": False,
                    "properties": dict({k: track(v) for k, v in CAMERA_TRACKS.items()}, orbit=_ORBIT)},
         "objects": {"type": "object", "additionalProperties": {
@@ -84,6 +92,30 @@ def frame_range(anim):
     """(start, end, fps) of an animation section, with the defaults."""
     return (float(anim.get("start", DEFAULT_START)), float(anim["end"]),
             float(anim.get("fps", DEFAULT_FPS)))
+
+
+def check_shutter(value, where="animation.shutter"):
+    """A shutter ``[open, close]`` (frames relative to the frame's time) -> (open, close)
+    floats; SceneError at ``where`` unless it is two finite numbers with
+    ``-1 <= open <= close <= 1`` (what the schema and :func:`check_animation` ask of the
+    scene's ``animation.shutter``; for values given to the API or the command line)."""
+    try:
+        pair = [v for v in value]
+    except TypeError:
+        pair = None
+    if pair is None or len(pair) != 2 or not all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in pair):
+        raise SceneError(where, f"must be two numbers [open, close], got {value!r}")
+    lo, hi = (float(v) for v in pair)
+    for i, v in enumerate((lo, hi)):
+        if not math.isfinite(v):
+            raise SceneError(f"{where}[{i}]", f"must be a finite number, got {v}")
+        if abs(v) > SHUTTER_LIMIT:
+            raise SceneError(f"{where}[{i}]", f"must be within -{SHUTTER_LIMIT:g} .. {SHUTTER_LIMIT:g} "
+                                              f"frames of the frame's time, got {v:g}")
+    if lo > hi:
+        raise SceneError(where, f"opens after it closes ([{lo:g}, {hi:g}]): open must be <= close")
+    return lo, hi
 
 
 def named_objects(data):
@@ -205,6 +237,8 @@ def check_animation(data):
         raise _error(["animation", "end"], f"must be greater than start ({start:g})")
     if (end - start) * fps > MAX_FRAMES:
         raise _error(["animation"], f"{(end - start) * fps:.0f} frames are more than {MAX_FRAMES}")
+    if "shutter" in anim:
+        check_shutter(anim["shutter"])
     tracks = anim.get("camera", {})
     _check_keys(tracks, ["animation", "camera"])
     _check_camera(data["camera"], tracks)
