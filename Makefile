@@ -17,7 +17,7 @@ $(VENV)/.installed-run: pyproject.toml
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-run
-	$(BIN)/pip install -q -e '.[reference,test]'
+	$(BIN)/pip install -q -e '.[reference,test,denoise]'
 	touch $@
 
 render: $(VENV)/.installed-run
@@ -27,8 +27,14 @@ render: $(VENV)/.installed-run
 renders: $(VENV)/.installed-run
 	$(BIN)/python scripts/render_all.py
 
+# -n auto: one pytest-xdist worker per core (a test file stays on one worker); the tests'
+# conftest compiles both integrators into the Numba cache first. Chromium (the HTML
+# report's headless-browser test) is installed when apt-get can; otherwise that test skips.
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	  echo "chromium not installed: tests/test_grade_regress.py's browser test will skip"
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # 15 minutes to over an hour; reports go to benchmarks/output/ (ignored). To update the committed
 # benchmarks/RESULTS.md: .venv/bin/python benchmarks/run_all.py --record

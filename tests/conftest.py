@@ -68,3 +68,14 @@ def pytest_sessionstart(session):
             p.wait(timeout=600)
         except subprocess.TimeoutExpired:
             p.kill()
+
+
+# The slowest files (each compiles kernels again in a fresh process: bounds-checked, for
+# the LLVM IR, with SIMD off) go first, so that pytest-xdist does not leave one of them
+# for the end while the other workers sit idle.
+_HEAVY_FIRST = ("test_boundscheck.py", "test_borrow.py", "test_simd.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: k for k, name in enumerate(_HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
