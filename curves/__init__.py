@@ -5,6 +5,15 @@ Arrays in, arrays out: control points are (..., n, d) float64 (d = 2 or 3), mesh
 ``Mesh(vertices (n, 3), faces (m, 3) int64 CCW, normals (n, 3) unit)``. y is up.
 This package never imports ``raytrace``. See docs/curves.md.
 """
+import pathlib as _pathlib
+
+from userio.numba_cache import kernel_cache as _kernel_cache
+
+# every kernel module first, inside the package's own content-keyed Numba cache folder
+# (userio.numba_cache: an edit anywhere in the package never runs stale cached code)
+with _kernel_cache("curves", _pathlib.Path(__file__).parent):
+    from . import _kernels_bspline, _kernels_cubic, _kernels_frames, _kernels_mesh, _kernels_patch  # noqa: F401
+
 from . import basis, bspline, cubic, frames, mesh, patches, surfaces
 from .basis import basis_change, basis_matrix
 from .curve import BSplineCurve, Circle, Curve, Samples

@@ -6,6 +6,15 @@ systems with closed forms (:mod:`.systems`), mass-spring networks with Numba for
 blow-ups (:mod:`.simulate`) and an integrator error study (:mod:`.study`).
 Never imports ``raytrace``. Conventions: SI units, y up, state vectors ``(n,) float64``.
 """
+import pathlib as _pathlib
+
+from userio.numba_cache import kernel_cache as _kernel_cache
+
+# every kernel module first, inside the package's own content-keyed Numba cache folder
+# (userio.numba_cache: an edit anywhere in the package never runs stale cached code)
+with _kernel_cache("particles", _pathlib.Path(__file__).parent):
+    from . import kernels  # noqa: F401
+
 from .cloth import PIN_MODES, cloth, cloth_mesh, grid_springs, grid_triangles
 from .errors import ParticlesError, UnstableSimulationError
 from .integrators import (ALIASES, INTEGRATORS, ORDERS, euler, get_integrator,

@@ -22,16 +22,13 @@ gets a folder of its own as well.
 
 The base folder is ``$NUMBA_CACHE_DIR`` when set, else ``~/.cache/raytrace-numba`` (a
 per-user folder in the temporary directory when that is not writable). Older folders
-beyond the newest few are removed.
+beyond the newest few are removed (``userio.numba_cache``, which gives ``curves``,
+``skinning`` and ``particles`` content-keyed folders of their own the same way).
 """
-import hashlib
 import os
-import pathlib
-import shutil
-import tempfile
 import warnings
 
-KEEP = 3
+from userio import numba_cache
 SWITCHES = {"RAYTRACE_SIMD": "simd", "RAYTRACE_BORROW": "borrow"}   # variable -> tag
 _OFF = ("0", "off", "false", "no")
 _ON = ("", "1", "on", "true", "yes")
@@ -63,23 +60,7 @@ def source_hash(package_dir):
     """A hash of every ``.py`` file of the package that uses Numba (the files a compiled
     kernel can inline code or constants from); editing the pure-Python rest (the CLI,
     the grading tools, ...) keeps the compiled kernels."""
-    h = hashlib.sha1()
-    for path in sorted(pathlib.Path(package_dir).rglob("*.py")):
-        data = path.read_bytes()
-        if b"numba" not in data:
-            continue
-        h.update(str(path.relative_to(package_dir)).encode())
-        h.update(data)
-    return h.hexdigest()[:16]
-
-
-def _default_bases():
-    """Where the cache may live: ``$NUMBA_CACHE_DIR`` or ``~/.cache/raytrace-numba``, then a
-    per-user folder under the temporary directory (read-only home)."""
-    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    return [os.environ.get("NUMBA_CACHE_DIR")
-            or str(pathlib.Path.home() / ".cache" / "raytrace-numba"),
-            str(pathlib.Path(tempfile.gettempdir()) / f"raytrace-numba-{user}")]
+    return numba_cache.source_hash(package_dir, only_numba_files=True)
 
 
 def configure(package_dir):
@@ -88,18 +69,7 @@ def configure(package_dir):
     is writable: numba then uses its own default places, which know neither)."""
     import numba
 
-    name = f"raytrace-{source_hash(package_dir)}-{mode_tag()}"
-    for base in _default_bases():
-        folder = pathlib.Path(base) / name
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            os.utime(folder)
-            old = sorted(pathlib.Path(base).glob("raytrace-*"),
-                         key=lambda p: p.stat().st_mtime)[:-KEEP]
-            for stale in old:
-                shutil.rmtree(stale, ignore_errors=True)
-        except OSError:
-            continue
+    folder = numba_cache.make_folder("raytrace", source_hash(package_dir), mode_tag())
+    if folder is not None:
         numba.config.CACHE_DIR = str(folder)
-        return folder
-    return None
+    return folder

@@ -12,6 +12,15 @@ Typical use::
     pose = load_pose("wave.json", model.skeleton)
     vertices, normals = model.skin(pose)
 """
+import pathlib as _pathlib
+
+from userio.numba_cache import kernel_cache as _kernel_cache
+
+# every kernel module first, inside the package's own content-keyed Numba cache folder
+# (userio.numba_cache: an edit anywhere in the package never runs stale cached code)
+with _kernel_cache("skinning", _pathlib.Path(__file__).parent):
+    from . import kernels  # noqa: F401
+
 from .animation import Animation, Channel
 from .course import load_course, read_attach, read_obj, read_skel, write_obj
 from .errors import SkinningError, SkinningFileError

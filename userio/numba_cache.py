@@ -1,0 +1,86 @@
+"""Numba's on-disk cache in folders named after the source they were compiled from.
+
+Numba invalidates a cached kernel only when *its own* file changes (path, size and
+modification time); a kernel that inlines a function or bakes in a constant from another
+file keeps running the old code after that file changes, and a package upgraded in place
+can meet the cache of its previous version. Here each package's kernels get a folder
+``<base>/<name>-<source hash>[-<tag>]``: any edit of a hashed file starts a fresh folder;
+the newest few folders of a package are kept, older ones removed.
+
+The base folder is ``$NUMBA_CACHE_DIR`` when set, else ``~/.cache/raytrace-numba`` (a
+per-user folder in the temporary directory when that is not writable).
+
+Numba chooses a kernel's cache folder when the kernel is *decorated* (its module
+imported), from ``numba.config.CACHE_DIR``: :func:`kernel_cache` sets that for the imports
+of one package and restores it afterwards, so packages imported one after the other each
+keep their own folder. ``raytrace`` (which adds switches to the name) uses the same pieces
+through ``raytrace/_numba_cache.py``.
+"""
+import contextlib
+import hashlib
+import os
+import pathlib
+import shutil
+import tempfile
+
+KEEP = 3
+
+
+def source_hash(package_dir, only_numba_files=False):
+    """A hash (16 hex digits) of the package's ``.py`` files: all of them, or with
+    ``only_numba_files`` those whose text mentions ``numba`` (for a package whose kernels
+    are known to read code and constants only from such files)."""
+    h = hashlib.sha1()
+    for path in sorted(pathlib.Path(package_dir).rglob("*.py")):
+        data = path.read_bytes()
+        if only_numba_files and b"numba" not in data:
+            continue
+        h.update(str(path.relative_to(package_dir)).encode())
+        h.update(data)
+    return h.hexdigest()[:16]
+
+
+def default_bases():
+    """Where caches may live: ``$NUMBA_CACHE_DIR`` or ``~/.cache/raytrace-numba``, then a
+    per-user folder under the temporary directory (read-only home)."""
+    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    return [os.environ.get("NUMBA_CACHE_DIR")
+            or str(pathlib.Path.home() / ".cache" / "raytrace-numba"),
+            str(pathlib.Path(tempfile.gettempdir()) / f"raytrace-numba-{user}")]
+
+
+def make_folder(name, digest, tag=""):
+    """Create (or touch) ``<base>/<name>-<digest>[-<tag>]`` in the first writable base,
+    remove the package's older folders beyond the newest KEEP; the folder, or None when
+    no base is writable."""
+    leaf = f"{name}-{digest}" + (f"-{tag}" if tag else "")
+    for base in default_bases():
+        folder = pathlib.Path(base) / leaf
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            os.utime(folder)
+            old = sorted(pathlib.Path(base).glob(f"{name}-*"), key=lambda p: p.stat().st_mtime)[:-KEEP]
+            for stale in old:
+                shutil.rmtree(stale, ignore_errors=True)
+        except OSError:
+            continue
+        return folder
+    return None
+
+
+@contextlib.contextmanager
+def kernel_cache(name, package_dir):
+    """Within the block, ``@njit(cache=True)`` kernels that get decorated (modules that
+    get imported) cache into ``<base>/<name>-<hash of every .py file of package_dir>``;
+    ``numba.config.CACHE_DIR`` is restored afterwards. Yields the folder (None: Numba's
+    own default places, when no base is writable)."""
+    import numba
+
+    old = numba.config.CACHE_DIR
+    folder = make_folder(name, source_hash(package_dir))
+    if folder is not None:
+        numba.config.CACHE_DIR = str(folder)
+    try:
+        yield folder
+    finally:
+        numba.config.CACHE_DIR = old
