@@ -186,7 +186,7 @@ def main(argv=None):
               f"--ref-spp {args.ref_spp}`; {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}; "
               f"{cpu_name()}, {os.cpu_count()} cores shared with other engineers (load average "
               f"{load_avg[0]:.1f}); Python {platform.python_version()}"
-              + (f"; pyoidn {__import__('pyoidn').__version__}" if "oidn" in methods else "; pyoidn not installed")
+              + (f"; pyoidn {__import__('importlib.metadata').metadata.version('pyoidn')}" if "oidn" in methods else "; pyoidn not installed")
               + ".\n")
         print("RMSE: linear radiance, over the pixels and channels of the region, root mean square over "
               f"{args.seeds} seeds, the reference's own noise removed in quadrature. `oidn`: Intel Open "
