@@ -82,18 +82,20 @@ def dilate(mask, k=2):
 
 def regions(scene, ids, ref, albedo):
     """name -> boolean mask (H, W). ``lights and highlights``: pixels within 2 of one whose
-    reference exceeds 1.5 (the visible lamp, its reflections and refractions, the brightest
-    caustic cores); the rest by object, and on the glass scene's floor the caustics (floor
-    pixels whose illumination, reference / albedo, is over twice the floor's median)."""
+    reference exceeds 1.5 (the visible lamp, its reflections and refractions); the rest by
+    object, and on the glass scene's floor the caustics: floor pixels whose illumination
+    (reference / albedo) is over twice the floor's median, however bright (their cores
+    are above 1.5 too; they count as caustics, not highlights)."""
     names = scene.object_names
     bright = dilate(ref.max(axis=2) > 1.5)
     out = {"all": np.ones(ids.shape, bool), "lights and highlights": bright}
     if "path_glass" in str(scene.name):
-        floor = (ids == next(i for i, n in enumerate(names) if "floor" in n)) & ~bright
+        floor = ids == next(i for i, n in enumerate(names) if "floor" in n)
         glass = np.isin(ids, [i for i, n in enumerate(names) if any(k in n for k in ("glass", "water"))]) & ~bright
         irr = (ref / np.maximum(albedo, 0.02)).mean(axis=2)
         caustic = floor & (irr > 2.0 * np.median(irr[floor]))
-        out.update({"floor: checker texture": floor & ~caustic, "floor: caustics": caustic,
+        out.update({"lights and highlights": bright & ~caustic,
+                    "floor: checker texture": floor & ~caustic & ~bright, "floor: caustics": caustic,
                     "seen through glass": glass, "walls, background": ~floor & ~glass & ~bright})
     else:
         out["the rest"] = ~bright
