@@ -248,14 +248,21 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path):
     assert warm.returncode == 0, warm.stderr
     (tmp_path / "warm.npz").unlink()
     out = tmp_path / "long.npz"
-    proc = subprocess.Popen([sys.executable, "-m", "particles", "simulate", "chain", "--steps",
-                             "100000000", "--every", "1000000", "-o", str(out)],
+    # started through a shim that gives it Ctrl-C's default handling and an unblocked
+    # SIGINT, whatever the test process inherited (a pytest-xdist worker on a busy run
+    # once left the signal unanswered for a minute)
+    argv = [sys.executable, "-m", "particles", "simulate", "chain", "--steps", "100000000",
+            "--every", "1000000", "-o", str(out)]
+    shim = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+            "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT]); "
+            "os.execv(sys.argv[1], sys.argv[1:])")
+    proc = subprocess.Popen([sys.executable, "-c", shim, *argv],
                             cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         time.sleep(3.0)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
