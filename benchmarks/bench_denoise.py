@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from reports import add_record_flag, captured_stdout, write_report
+from reports import add_record_flag, captured_stdout, cpu_name, write_report
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "output"
@@ -152,16 +152,6 @@ def measure(name, spps, seeds, ref, ref_var, methods):
             vals[kind] = (np.sqrt(np.mean((clamp - np.clip(ref, 0.0, 1.0)) ** 2)), float("nan"))
         rows.append((spp, "all, clamped to [0, 1]", vals, ref.shape[0] * ref.shape[1]))
     return rows, {m: float(np.median(t)) for m, t in times.items()}
-
-
-def cpu_name():
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main(argv=None):

@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 
-from reports import add_record_flag, skipped, write_report
+from reports import add_record_flag, cpu_name, skipped, write_report
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "output"
@@ -276,16 +276,6 @@ def main(argv=None):
             latency["warm"] = min((fresh_process_latency(cold_dir) for _ in range(args.rounds)),
                                   key=lambda d: d["process"])
     write_results(args, renderers, spp, times, latency, ref_var)
-
-
-def cpu_name():
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def write_results(args, renderers, spp, times, latency, ref_var):

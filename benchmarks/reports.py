@@ -8,6 +8,7 @@ gathered from (``python benchmarks/run_all.py --record``).
 import contextlib
 import io
 import pathlib
+import platform
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -60,3 +61,14 @@ def captured_stdout():
     tee = _Tee(sys.stdout)
     with contextlib.redirect_stdout(tee):
         yield tee.buffer
+
+
+def cpu_name():
+    """The CPU's model name (Linux ``/proc/cpuinfo``), else what ``platform`` knows."""
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()

@@ -16,7 +16,6 @@ rebuilt only when something that shapes them changed since the last call (an obj
 transform, emission, clip time or cloth state): an animation of the camera or the lights
 alone builds them once. A scene without an ``animation`` is its own scene at every time.
 """
-import copy
 import pathlib
 import threading
 import weakref
@@ -25,9 +24,8 @@ from ..camera import make_camera
 from ..errors import SceneError
 from ..scene.animation import DEFAULT_FPS, frame_range, named_lights, named_objects
 from ..scene.build import build_geometry
-from ..scene.load import Scene, read_json
+from ..scene.load import Scene, read_scene
 from ..scene.objects import particles as cloth_plugin
-from ..scene.validate import validate_scene
 from . import cloth as cloth_sim
 from .timeline import frame_count, frame_time
 from .tracks import CameraTracks, LightTracks, ObjectTracks
@@ -80,25 +78,10 @@ class AnimatedScene:
         """From a scene file or dict (paths in a dict relative to ``base_dir``, default the
         current folder), validated once. A loaded :class:`~raytrace.scene.load.Scene`
         also works (its dict is used)."""
-        path = None
         if isinstance(source, Scene):
             return cls(source.data, source.base_dir, source.path, fps, cache_dir)
-        if isinstance(source, dict):
-            data = copy.deepcopy(source)
-            base = pathlib.Path(base_dir) if base_dir is not None else pathlib.Path.cwd()
-        else:
-            path = pathlib.Path(source)
-            base = pathlib.Path(base_dir) if base_dir is not None else path.parent
-            if path.suffix.lower() == ".txt":
-                from ..scene.course import parse_course_scene
-                if not path.is_file():
-                    raise SceneError(None, "file not found", file=str(path))
-                data = parse_course_scene(path)
-            else:
-                data = read_json(path)
+        data, base, path = read_scene(source, base_dir)
         try:
-            validate_scene(data)
-            make_camera(data["camera"])
             return cls(data, base, path, fps, cache_dir)
         except SceneError as exc:
             raise exc.with_file(path if path else "<scene dict>") from None

@@ -46,10 +46,11 @@ def read_json(path):
     return read_json_file(path, "scene file", SceneError)
 
 
-def load_scene(source, base_dir=None):
-    """Load and validate a scene, build its geometry and BVH. Returns a :class:`Scene`."""
-    from ..accel.instances import build_scene_accel
-
+def read_scene(source, base_dir=None):
+    """A scene file (JSON, course ``.txt``, glTF rendered directly) or dict -> (its dict,
+    validated: schema and camera; the folder its paths are relative to; the file's path or
+    None). A dict is copied; its paths are relative to ``base_dir`` (default the current
+    folder). Errors are SceneErrors naming the file."""
     path = None
     if isinstance(source, dict):
         data = copy.deepcopy(source)
@@ -71,6 +72,18 @@ def load_scene(source, base_dir=None):
     try:
         validate_scene(data)
         make_camera(data["camera"])          # checks the view direction and up vector
+    except SceneError as exc:
+        raise exc.with_file(path if path else "<scene dict>") from None
+    return data, base, path
+
+
+def load_scene(source, base_dir=None):
+    """Load and validate a scene (see :func:`read_scene`), build its geometry and BVH.
+    Returns a :class:`Scene`."""
+    from ..accel.instances import build_scene_accel
+
+    data, base, path = read_scene(source, base_dir)
+    try:
         scene = Scene(data, base, path)
         geo, labels = build_geometry(data, base)
         scene.geometry = geo
