@@ -12,9 +12,10 @@ Conventions: right-handed, y up, angles in degrees, linear RGB.
 """
 import pathlib as _pathlib
 
-from . import _numba_cache
+from . import _numba_cache, _numba_inline
 
 _numba_cache.configure(_pathlib.Path(__file__).parent)   # before any kernel is compiled
+_numba_inline.install()   # nested inline="always" helpers built once each, not per call site
 
 from .errors import SceneError  # noqa: E402
 from .image import save_image  # noqa: E402

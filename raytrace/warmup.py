@@ -24,10 +24,10 @@ _CHILD = "import sys, raytrace.warmup as w; w.compile_here(sys.argv[1])"
 
 def _kernel(integrator):
     if integrator == "path":
-        from .kernels.path import render_pass
-        return render_pass
-    from .kernels.whitted import render_rows
-    return render_rows
+        from .kernels.path import path_rows
+        return path_rows
+    from .kernels.whitted import whitted_rows
+    return whitted_rows
 
 
 def _dispatcher_cached(dispatcher):

@@ -12,7 +12,7 @@ path tracer was 1.8x slower without it). So these tests count the calls to
 - the same kernel with ``RAYTRACE_BORROW=0`` (a fresh process): ``borrow`` is then the
   identity, with the identity's counts; and the same when borrowing breaks (simulated),
   with one warning;
-- the path tracer's ``render_row`` (a fresh process with an empty cache, so that it is
+- the path tracer's ``path_rows`` (a fresh process with an empty cache, so that it is
   compiled and its IR kept): at most ``MAX_PATH_INCREFS``.
 """
 import json
@@ -183,8 +183,8 @@ PATH_KERNEL = """
             {"type": "rectangle", "material": "white", "emission": [5, 5, 5],
              "transform": [{"translate": [0, 2, 0]}, {"rotate_x": 90}]}]})
     image = raytrace.render(scene)
-    sig = path.render_row.signatures[0]
-    ir = path.render_row.inspect_llvm(sig)
+    sig = path.path_rows.signatures[0]
+    ir = path.path_rows.inspect_llvm(sig)
     print(json.dumps([borrow_in_use(), len(re.findall(r"call\\s+void\\s+@NRT_incref\\(", ir)),
                       float(abs(image).sum())]))
     """

@@ -28,6 +28,9 @@ from raytrace.accel.traverse import (_TFAR_SCALE, INF, STACK_SIZE, WIDTH, _any_h
 from raytrace.layout import LEAF_KIND_TRI, MISS, Hit, encode_leaf, leaf_count, leaf_kind, leaf_start
 
 
+ONE = np.int64(1)    # a prototype's node count as the traversal sees it (int64: see traverse.ROOT)
+
+
 class SceneAccel(NamedTuple):
     """The world BVH (the fields of :class:`~raytrace.accel.build.Accel`, so that
     ``closest_hit`` takes it as it is) plus the instance levels (see the module docs)."""
@@ -152,7 +155,7 @@ def _closest_instance_hit(box, xf, inst_id, inst_root, pbox, ptri, psph, psph_id
             s0 = leaf_start(node)
             for s in range(s0, s0 + leaf_count(node)):
                 qox, qoy, qoz, qdx, qdy, qdz = _to_object(xf, s, ox, oy, oz, dx, dy, dz)
-                h = _closest_hit(pbox, 1, inst_root[s], ptri, psph, psph_id, qox, qoy, qoz, qdx, qdy, qdz,
+                h = _closest_hit(pbox, ONE, np.int64(inst_root[s]), ptri, psph, psph_id, qox, qoy, qoz, qdx, qdy, qdz,
                                  tmin, limit)
                 if h.kind != MISS and h.t < limit:
                     best, best_inst, limit = h, inst_id[s], h.t
@@ -197,7 +200,8 @@ def _any_instance_hit(box, xf, inst_root, pbox, ptri, psph, ox, oy, oz, dx, dy, 
             s0 = leaf_start(node)
             for s in range(s0, s0 + leaf_count(node)):
                 qox, qoy, qoz, qdx, qdy, qdz = _to_object(xf, s, ox, oy, oz, dx, dy, dz)
-                if _any_hit(pbox, 1, inst_root[s], ptri, psph, qox, qoy, qoz, qdx, qdy, qdz, tmin, tmax):
+                if _any_hit(pbox, ONE, np.int64(inst_root[s]), ptri, psph, qox, qoy, qoz, qdx, qdy, qdz,
+                            tmin, tmax):
                     return True
         if sp == 0:
             return False

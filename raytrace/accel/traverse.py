@@ -25,6 +25,8 @@ INF = math.inf
 _TFAR_SCALE = np.float32(1.0 + 2.0 ** -19)
 _TFAR_SCALE64 = 1.0 + 2.0 ** -19
 _TINY = 1e-30   # stands in for a zero direction component in the reciprocal
+ROOT = np.int64(0)   # the world BVH's root: an int64, not a literal 0, so that the world's and
+                     # the instances' calls of _closest_hit / _any_hit share one compile
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -95,7 +97,7 @@ def closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     ``_closest_hit``: passing the six arrays of ``acc`` by value on every call would cost
     more than a fast traversal.
     """
-    return _closest_hit(data_ptr(acc.nodes), acc.nodes.shape[0], 0, data_ptr(acc.tris),
+    return _closest_hit(data_ptr(acc.nodes), acc.nodes.shape[0], ROOT, data_ptr(acc.tris),
                         data_ptr(acc.sph), data_ptr(acc.sph_id), ox, oy, oz, dx, dy, dz,
                         tmin, tmax)
 
@@ -212,7 +214,7 @@ def any_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """True when the ray ``o + t d`` hits anything with ``tmin < t < tmax`` (early exit).
 
     Inlined into the caller like ``closest_hit``."""
-    return _any_hit(data_ptr(acc.nodes), acc.nodes.shape[0], 0, data_ptr(acc.tris),
+    return _any_hit(data_ptr(acc.nodes), acc.nodes.shape[0], ROOT, data_ptr(acc.tris),
                     data_ptr(acc.sph), ox, oy, oz, dx, dy, dz, tmin, tmax)
 
 

@@ -18,6 +18,7 @@ positions, same lens points), so the AOVs carry the same pixel filter.
 """
 import math
 
+import numpy as np
 from numba import njit, prange
 
 from ..cubemap import cube_rgb
@@ -28,6 +29,7 @@ from . import path as pk
 from . import whitted as wk
 from .borrow import borrow
 from .camera_rays import camera_ray
+from .threads import run_rows
 from .intersect import scene_hit
 from .surface import base_color, hit_normals, hit_uv
 
@@ -98,43 +100,46 @@ def first_diffuse(bvh, geo, env, hit, ox, oy, oz, dx, dy, dz, eps):
     return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 
 
-@njit(cache=True)
-def aov_row(buf, i, sample, bvh, geo, env, cam, settings, filter_table, sampling):
-    """Add sample ``sample`` of every pixel of row ``i`` to the AOV buffer."""
+@njit(cache=True, nogil=True)
+def aov_rows(rows, first, step, buf, sample, bvh, geo, env, cam, settings, filter_table, sampling):
+    """Add sample ``sample`` of every pixel of rows ``rows[first::step]`` to the AOV buffer
+    (a row kernel of :mod:`raytrace.kernels.threads`)."""
     bvh, geo, env = borrow(bvh), borrow(geo), borrow(env)
-    for j in range(buf.shape[1]):
-        if sampling == WHITTED_SAMPLING:
-            ox, oy, oz, dx, dy, dz = wk.camera_sample(cam, settings, filter_table, i, j, sample)
-            inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
-            dx, dy, dz = dx * inv, dy * inv, dz * inv
-        else:
-            ox, oy, oz, dx, dy, dz = pk.camera_sample(cam, settings, filter_table, i, j, sample)
-        hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
-        if hit.kind != MISS:
-            px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
-            tu, tv = hit_uv(geo, hit, px, py, pz)
-            buf[i, j, AOV_DEPTH] += hit.t
-            buf[i, j, AOV_POSITION] += px
-            buf[i, j, AOV_POSITION + 1] += py
-            buf[i, j, AOV_POSITION + 2] += pz
-            buf[i, j, AOV_UV] += tu
-            buf[i, j, AOV_UV + 1] += tv
-            buf[i, j, AOV_HITS] += 1.0
-        ar, ag, ab, nx, ny, nz = first_diffuse(bvh, geo, env, hit, ox, oy, oz, dx, dy, dz, settings.epsilon)
-        buf[i, j, AOV_ALBEDO] += ar
-        buf[i, j, AOV_ALBEDO + 1] += ag
-        buf[i, j, AOV_ALBEDO + 2] += ab
-        buf[i, j, AOV_NORMAL] += nx
-        buf[i, j, AOV_NORMAL + 1] += ny
-        buf[i, j, AOV_NORMAL + 2] += nz
+    for k in range(first, rows.shape[0], step):
+        i = rows[k]
+        for j in range(buf.shape[1]):
+            if sampling == WHITTED_SAMPLING:
+                ox, oy, oz, dx, dy, dz = wk.camera_sample(cam, settings, filter_table, i, j, sample)
+                inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
+                dx, dy, dz = dx * inv, dy * inv, dz * inv
+            else:
+                ox, oy, oz, dx, dy, dz = pk.camera_sample(cam, settings, filter_table, i, j, sample)
+            hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
+            if hit.kind != MISS:
+                px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
+                tu, tv = hit_uv(geo, hit, px, py, pz)
+                buf[i, j, AOV_DEPTH] += hit.t
+                buf[i, j, AOV_POSITION] += px
+                buf[i, j, AOV_POSITION + 1] += py
+                buf[i, j, AOV_POSITION + 2] += pz
+                buf[i, j, AOV_UV] += tu
+                buf[i, j, AOV_UV + 1] += tv
+                buf[i, j, AOV_HITS] += 1.0
+            ar, ag, ab, nx, ny, nz = first_diffuse(bvh, geo, env, hit, ox, oy, oz, dx, dy, dz, settings.epsilon)
+            buf[i, j, AOV_ALBEDO] += ar
+            buf[i, j, AOV_ALBEDO + 1] += ag
+            buf[i, j, AOV_ALBEDO + 2] += ab
+            buf[i, j, AOV_NORMAL] += nx
+            buf[i, j, AOV_NORMAL + 1] += ny
+            buf[i, j, AOV_NORMAL + 2] += nz
 
 
-@njit(cache=True, parallel=True)
 def render_aov_pass(buf, sample, bvh, geo, env, cam, settings, filter_table, sampling):
     """Add sample number ``sample`` of every pixel to ``buf`` ((H, W, AOV_WIDTH) float64)
-    with the camera samples of ``sampling`` (PATH_SAMPLING or WHITTED_SAMPLING)."""
-    for i in prange(buf.shape[0]):
-        aov_row(buf, i, sample, bvh, geo, env, cam, settings, filter_table, sampling)
+    with the camera samples of ``sampling`` (PATH_SAMPLING or WHITTED_SAMPLING), on
+    ``numba.get_num_threads()`` threads."""
+    run_rows(aov_rows, np.arange(buf.shape[0], dtype=np.int64), buf, sample, bvh, geo, env, cam,
+             settings, filter_table, sampling)
 
 
 @njit(cache=True, inline="always")

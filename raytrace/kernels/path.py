@@ -39,7 +39,7 @@ jittered grid when spp is a square, as in the Whitted integrator).
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..layout import ENV_NONE, M_COLOR, M_IOR, MISS, SOBOL
 from .borrow import borrow
@@ -51,6 +51,7 @@ from .intersect import scene_hit, scene_occluded
 from .rng import rand01, sobol2
 from .sampling import warp
 from .surface import base_color, hit_normals
+from .threads import run_rows
 
 INF = math.inf
 RR_MAX = 0.95             # Russian roulette never continues with more than this (Mitsuba)
@@ -58,12 +59,18 @@ SHADOW_END = 1.0 - 1e-6   # shadow rays stop this fraction short of the light po
 SAFETY_DEPTH = 1 << 16    # a path never has more bounces (unbounded max_depth with RR off)
 UNBOUNDED = 1 << 62       # max_depth -1
 GROUPS_PER_BOUNCE = 4
-LENS_GROUP = 1 << 24      # the thin lens's 2-D group (far above any bounce's groups)
+PIXEL_GROUP = np.int64(0)        # the position in the pixel's 2-D group
+LENS_GROUP = np.int64(1 << 24)   # the thin lens's (far above any bounce's groups)
+# (int64 values, not Python ints: a literal argument would make rand2 compile once more)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def rand2(sampler, seed, pixel, sample, group):
-    """Two uniform numbers of 2-D group ``group`` (see the module docstring)."""
+    """Two uniform numbers of 2-D group ``group`` (see the module docstring).
+
+    Inlined by LLVM (``forceinline``), not by Numba (``inline="always"``): the six
+    Numba-inlined copies were half of the path kernel's Numba IR and of its compile time;
+    compiled once and inlined in LLVM, it runs as fast."""
     if sampler == SOBOL:
         return sobol2(seed, pixel, sample, group)
     return rand01(seed, pixel, sample, 2 * group), rand01(seed, pixel, sample, 2 * group + 1)
@@ -97,7 +104,7 @@ def camera_sample(cam, settings, filter_table, i, j, sample):
     if spp == 1:
         fx, fy = 0.0, 0.0
     else:
-        u1, u2 = rand2(settings.sampler, settings.seed, i * width + j, sample, 0)
+        u1, u2 = rand2(settings.sampler, settings.seed, i * width + j, sample, PIXEL_GROUP)
         n = int(math.sqrt(spp))
         if n * n == spp and settings.sampler != SOBOL:
             u1 = (sample % n + u1) / n
@@ -140,7 +147,7 @@ def emitted_at_hit(lights, geo, hit, emit, ppx, ppy, ppz, px, py, pz, cos_g, pre
     return beta_r * w * em[emit, 0], beta_g * w * em[emit, 1], beta_b * w * em[emit, 2]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)     # LLVM inlines it; one Numba compile (see rand2)
 def direct_light(bvh, geo, lights, cube, mat, color, eta, p, g, t1, b1, s, wi, eps, u_light, u1, u2,
                  beta):
     """Next-event estimation at p: one light sample, its BSDF value and a shadow ray.
@@ -294,45 +301,56 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
     return lr, lg, lb
 
 
-@njit(cache=True)
-def render_row(accum, nonfinite, i, sample, bvh, geo, lights, cube, cam, settings, filter_table):
-    """Add sample ``sample`` of every pixel of row ``i`` to ``accum`` (channels 0-2 the
-    radiance, 3-5 its square); a sample that comes out NaN or infinite is not added but
-    counted in ``nonfinite[i, j]``.
+@njit(cache=True, nogil=True)
+def path_rows(rows, first, step, accum, nonfinite, sample, bvh, geo, lights, cube, cam, settings,
+              filter_table):
+    """Add sample ``sample`` of every pixel of rows ``rows[first::step]`` to ``accum``
+    (channels 0-2 the radiance, 3-5 its square); a sample that comes out NaN or infinite
+    is not added but counted in ``nonfinite[i, j]``. A row kernel of
+    :mod:`raytrace.kernels.threads`.
 
-    One function holds the pixel loop and (inlined) the path loop: the scene's arrays
-    change hands once per row, borrowed (no reference counting per call), and the path
-    tracer is compiled once."""
+    One function holds the row and pixel loops and (inlined) the path loop: the scene's
+    arrays change hands once per call, borrowed (no reference counting per call), and the
+    path tracer is compiled once."""
     bvh, geo, lights, cube = borrow(bvh), borrow(geo), borrow(lights), borrow(cube)
-    for j in range(accum.shape[1]):
-        ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, sample)
-        lr, lg, lb = trace_path(bvh, geo, lights, cube, settings, i * settings.width + j, sample,
-                                ox, oy, oz, dx, dy, dz)
-        if math.isfinite(lr) and math.isfinite(lg) and math.isfinite(lb):
-            accum[i, j, 0] += lr
-            accum[i, j, 1] += lg
-            accum[i, j, 2] += lb
-            accum[i, j, 3] += lr * lr
-            accum[i, j, 4] += lg * lg
-            accum[i, j, 5] += lb * lb
-        else:
-            nonfinite[i, j] += 1
+    for k in range(first, rows.shape[0], step):
+        i = rows[k]
+        for j in range(accum.shape[1]):
+            ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, sample)
+            lr, lg, lb = trace_path(bvh, geo, lights, cube, settings, i * settings.width + j, sample,
+                                    ox, oy, oz, dx, dy, dz)
+            if math.isfinite(lr) and math.isfinite(lg) and math.isfinite(lb):
+                accum[i, j, 0] += lr
+                accum[i, j, 1] += lg
+                accum[i, j, 2] += lb
+                accum[i, j, 3] += lr * lr
+                accum[i, j, 4] += lg * lg
+                accum[i, j, 5] += lb * lb
+            else:
+                nonfinite[i, j] += 1
 
 
-@njit(cache=True, parallel=True)
-def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, cube, cam, settings, filter_table):
+def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, cube, cam, settings, filter_table,
+                rows=None):
     """Add sample number ``sample`` of every pixel to ``accum`` ((H, W, 6) float64: sums
-    of the radiance and of its square, per channel).
+    of the radiance and of its square, per channel), on ``numba.get_num_threads()``
+    threads.
 
-    Rows are visited in the order ``(k * settings.row_stride) % H`` so that each thread's
-    share of the rows is spread over the image. Samples that come out NaN or infinite are
-    not added; ``nonfinite[row, column]`` counts them (a safety net: it should stay 0).
-    ``counter[0]`` is set to ``sample + 1`` when the pass is complete."""
-    height = accum.shape[0]
-    stride = settings.row_stride
-    for k in prange(height):
-        i = (k * stride) % height
-        render_row(accum, nonfinite, i, sample, bvh, geo, lights, cube, cam, settings, filter_table)
+    ``rows``: the image rows to render (default: all), visited in the order
+    ``(k * settings.row_stride) % H`` so that each thread's share of the rows is spread
+    over the image. Samples that come out NaN or infinite are not added;
+    ``nonfinite[row, column]`` counts them (a safety net: it should stay 0).
+    ``counter[0]`` is set to ``sample + 1`` when the pass is complete (also when Ctrl-C
+    came during it: :func:`~raytrace.kernels.threads.run_rows` finishes the rows first)."""
+    if rows is None:
+        height = accum.shape[0]
+        rows = (np.arange(height, dtype=np.int64) * settings.row_stride) % height
+    try:
+        run_rows(path_rows, rows, accum, nonfinite, sample, bvh, geo, lights, cube, cam, settings,
+                 filter_table)
+    except KeyboardInterrupt:
+        counter[0] = sample + 1
+        raise
     counter[0] = sample + 1
 
 

@@ -15,7 +15,7 @@ where they are seen from the front (they do not light other surfaces here).
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..cubemap import cube_rgb
 from ..layout import (LIGHT_POINT, M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR, M_TEX,
@@ -27,6 +27,7 @@ from .rng import rand01
 from .sampling import warp
 from .shadowmap import shadow_map_visibility
 from .surface import base_color, hit_normals
+from .threads import run_rows
 
 INF = math.inf
 MIN_WEIGHT = 1e-5       # rays whose weight falls below this are not traced
@@ -226,40 +227,42 @@ def camera_sample(cam, settings, filter_table, i, j, s):
     return ox, oy, oz, dx, dy, dz
 
 
-@njit(cache=True)
-def render_row(i, out_row, bvh, geo, cam, lights, env, settings, filter_table, stack):
-    """Render image row ``i`` into ``out_row`` ((W, 3) float32). Kept out of the parallel
-    loop so that the parallel kernel stays small and quick to compile."""
+@njit(cache=True, nogil=True)
+def whitted_rows(rows, first, step, out, row0, bvh, geo, cam, lights, env, settings, filter_table):
+    """Render image rows ``rows[first::step]`` into ``out`` (row ``i`` into ``out[i -
+    row0]``, (W, 3) float32): a row kernel of :mod:`raytrace.kernels.threads`."""
     bvh, geo, lights, env = borrow(bvh), borrow(geo), borrow(lights), borrow(env)
+    stack = np.empty((stack_rows(settings.bounces), STACK_WIDTH))
     spp = settings.spp
-    for j in range(settings.width):
-        cr = cg = cb = 0.0
-        for s in range(spp):
-            ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, s)
-            r, g, b = trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, settings.bounces,
-                                settings.shadows, settings.epsilon, stack)
-            cr += r
-            cg += g
-            cb += b
-        out_row[j, 0] = cr / spp
-        out_row[j, 1] = cg / spp
-        out_row[j, 2] = cb / spp
+    for k in range(first, rows.shape[0], step):
+        i = rows[k]
+        for j in range(settings.width):
+            cr = cg = cb = 0.0
+            for s in range(spp):
+                ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, s)
+                r, g, b = trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, settings.bounces,
+                                    settings.shadows, settings.epsilon, stack)
+                cr += r
+                cg += g
+                cb += b
+            out[i - row0, j, 0] = cr / spp
+            out[i - row0, j, 1] = cg / spp
+            out[i - row0, j, 2] = cb / spp
 
 
-@njit(cache=True, parallel=True)
 def render_rows(row0, row1, out, bvh, geo, cam, lights, env, settings, filter_table):
-    """Render image rows [row0, row1) into ``out`` ((row1 - row0, W, 3) float32)."""
-    for r in prange(row1 - row0):
-        stack = np.empty((stack_rows(settings.bounces), STACK_WIDTH))
-        render_row(row0 + r, out[r], bvh, geo, cam, lights, env, settings, filter_table, stack)
+    """Render image rows [row0, row1) into ``out`` ((row1 - row0, W, 3) float32), on
+    ``numba.get_num_threads()`` threads."""
+    run_rows(whitted_rows, np.arange(row0, row1, dtype=np.int64), out, row0, bvh, geo, cam, lights,
+             env, settings, filter_table)
 
 
-@njit(cache=True, parallel=True)
-def render_aov(out_t, out_n, bvh, geo, cam):
-    """Depth (distance along the unit camera ray; inf on a miss) and world shading normal
-    through each pixel centre."""
+@njit(cache=True, nogil=True)
+def aov_rows(rows, first, step, out_t, out_n, bvh, geo, cam):
+    """Rows ``rows[first::step]`` of :func:`render_aov` (a row kernel)."""
     height, width = out_t.shape
-    for i in prange(height):
+    for k in range(first, rows.shape[0], step):
+        i = rows[k]
         for j in range(width):
             ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5, i + 0.5)
             inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
@@ -272,3 +275,9 @@ def render_aov(out_t, out_n, bvh, geo, cam):
                 out_n[i, j, 0], out_n[i, j, 1], out_n[i, j, 2] = nx, ny, nz
             else:
                 out_n[i, j, 0] = out_n[i, j, 1] = out_n[i, j, 2] = 0.0
+
+
+def render_aov(out_t, out_n, bvh, geo, cam):
+    """Depth (distance along the unit camera ray; inf on a miss) and world shading normal
+    through each pixel centre, on ``numba.get_num_threads()`` threads."""
+    run_rows(aov_rows, np.arange(out_t.shape[0], dtype=np.int64), out_t, out_n, bvh, geo, cam)

@@ -1,0 +1,231 @@
+"""Faster ``inline="always"``: each inlined function's untyped IR is built once per process.
+
+Why. Numba inlines an ``@njit(inline="always")`` function in its untyped pass
+``InlineInlinables`` through ``InlineWorker.inline_function``
+(``numba/core/inline_closurecall.py``), which, *at every call site*,
+
+1. runs the callee's whole untyped pipeline again (that pipeline inlines the callee's own
+   ``inline="always"`` callees, so a nested helper is rebuilt once per transitive call
+   site, not once per function), and
+2. deep-copies the result twice, block by block with a fresh memo per block, so each
+   block copies the function's whole variable scope (time ~ blocks x variables).
+
+The path tracer nests inline helpers five deep (``trace_path`` -> per-bounce helpers ->
+BSDF / light / BVH routines), and these two steps took about half of a cold compile
+(a profile of the Cornell box kernel: 78 s of 193 s in ``copy_ir``, 28 s re-running
+pipelines).
+
+What. :func:`install` replaces ``InlineWorker.inline_function`` with one that
+
+1. keeps the callee's untyped IR in a weak cache keyed by (function, target, the flags
+   the pipeline reads, locals) and runs the pipeline only on the first call;
+2. copies that IR once per call site, all blocks in one ``deepcopy`` (one scope copy), and
+   gives the copy a fresh ``FunctionIdentity`` (as a re-run would: inlined variable names
+   stay unique per call site);
+3. splices the copy into the caller exactly as ``InlineWorker.inline_ir`` does, minus its
+   two defensive copies (the copy is ours to mutate).
+
+It also keeps ``run_untyped_passes``'s side effect of setting the caller's
+``flags.enable_ssa`` to ``False``, on cache hits too. The compiled code is the same
+(variable numbering aside); the image regression tests run with it.
+
+Fence. Applied only when the source of the Numba methods it stands in for
+(``inline_function``, ``inline_ir``, ``run_untyped_passes``) hashes to a value checked
+here (:data:`KNOWN_SOURCES`, Numba 0.61-0.68): a Numba that changed them gets its own
+inliner back, with a ``RuntimeWarning``. ``RAYTRACE_FAST_INLINE=0`` turns it off.
+``tests/test_numba_inline.py`` fails when it is not applied, when it runs a pipeline more
+than once per function, or when a nested inline tree compiles to different results.
+"""
+import copy
+import hashlib
+import inspect
+import os
+import warnings
+import weakref
+
+_OFF = ("0", "off", "false", "no")
+
+# sha256 (first 16 hex) of inspect.getsource of InlineWorker.inline_function,
+# .inline_ir and .run_untyped_passes, joined by "\n", per Numba release checked.
+KNOWN_SOURCES = {
+    "89bb8428b7bdc8a0": "0.68",
+}
+
+_state = {"installed": False, "reason": None, "pipeline_runs": 0}
+_cache = weakref.WeakKeyDictionary()   # function -> {key: canonical untyped IR}
+
+
+def numba_source_digest():
+    """The digest of the Numba methods this module replaces (see :data:`KNOWN_SOURCES`)."""
+    from numba.core.inline_closurecall import InlineWorker
+    text = "\n".join(inspect.getsource(_ORIGINAL.get(name) or getattr(InlineWorker, name))
+                     for name in ("inline_function", "inline_ir", "run_untyped_passes"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def status():
+    """``(installed, reason)``: whether the fast inliner is in use, and why not if not."""
+    return _state["installed"], _state["reason"]
+
+
+def pipeline_runs():
+    """How many callee pipelines the fast inliner has run in this process (cache misses)."""
+    return _state["pipeline_runs"]
+
+
+def _flags_key(flags):
+    """The compiler flags as a hashable key, without ``enable_ssa`` (the pipeline run sets
+    it from its own argument, which is part of the key separately)."""
+    values = []
+    for name in sorted(getattr(type(flags), "options", {})):
+        if name == "enable_ssa":
+            continue
+        value = getattr(flags, name, None)
+        try:
+            hash(value)
+        except TypeError:
+            value = repr(value)
+        values.append((name, value))
+    return tuple(values)
+
+
+def _locals_key(local_types):
+    try:
+        return tuple(sorted(local_types.items()))
+    except TypeError:
+        return repr(local_types)
+
+
+def _copy_ir(func_ir):
+    """A copy of ``func_ir`` whose blocks, statements and scope may be mutated: one
+    ``deepcopy`` of all blocks (so the scope they share is copied once), and a fresh
+    ``FunctionIdentity`` (as a fresh pipeline run would give)."""
+    new = func_ir.copy()
+    new.blocks = copy.deepcopy(func_ir.blocks)
+    new.block_entry_vars = {}
+    new.func_id = func_ir.func_id.derive()
+    return new
+
+
+def _canonical_ir(worker, function, enable_ssa=False):
+    """The callee's untyped IR, built by Numba's own ``run_untyped_passes`` on first use."""
+    key = (id(worker.targetctx), enable_ssa, _flags_key(worker.flags),
+           _locals_key(worker.locals))
+    per_function = _cache.setdefault(function, {})
+    found = per_function.get(key)
+    if found is None:
+        found = _ORIGINAL["run_untyped_passes"](worker, function, enable_ssa=enable_ssa)
+        _state["pipeline_runs"] += 1
+        per_function[key] = found
+    else:
+        worker.flags.enable_ssa = enable_ssa     # as run_untyped_passes does
+    return found
+
+
+def _splice(worker, caller_ir, block, i, callee_ir, callee_freevars):
+    """``InlineWorker.inline_ir`` (untyped case) on an IR that is ours to mutate."""
+    from numba.core import inline_closurecall as icc
+    from numba.core import ir, ir_utils
+
+    if worker.validator is not None:
+        worker.validator(callee_ir)
+    scope = block.scope
+    instr = block.body[i]
+    call_expr = instr.value
+
+    # 1. relabel the callee's blocks after the caller's
+    max_label = max(ir_utils._the_max_label.next(), max(caller_ir.blocks.keys()))
+    callee_blocks = icc.add_offset_to_labels(callee_ir.blocks, max_label + 1)
+    callee_blocks = icc.simplify_CFG(callee_blocks)
+    callee_ir.blocks = callee_blocks
+    min_label = min(callee_blocks.keys())
+    ir_utils._the_max_label.update(max(callee_blocks.keys()))
+
+    # 2. rename the callee's locals into the caller's scope
+    callee_scopes = icc._get_all_scopes(callee_blocks)
+    assert len(callee_scopes) == 1
+    callee_scope = callee_scopes[0]
+    var_dict = {}
+    for var in tuple(callee_scope.localvars._con.values()):
+        if var.name not in callee_freevars:
+            inlined_name = icc._created_inlined_var_name(callee_ir.func_id.unique_name,
+                                                         var.name)
+            new_var = scope.redefine(inlined_name, loc=var.loc)
+            callee_scope.redefine(inlined_name, loc=var.loc)
+            var_dict[var.name] = new_var
+    icc.replace_vars(callee_blocks, var_dict)
+
+    # 3. formal parameters -> actual arguments
+    args = icc._get_callee_args(call_expr, callee_ir.func_id.func, block.body[i].loc,
+                                caller_ir)
+    icc._replace_args_with(callee_blocks, args)
+
+    # 5. split the caller's block at the call
+    new_blocks = []
+    new_block = ir.Block(scope, block.loc)
+    new_block.body = block.body[i + 1:]
+    new_label = icc.next_label()
+    caller_ir.blocks[new_label] = new_block
+    new_blocks.append((new_label, new_block))
+    block.body = block.body[:i]
+    block.body.append(ir.Jump(min_label, instr.loc))
+
+    # 6. returns -> assignments to the call's target
+    topo_order = icc.find_topo_order(callee_blocks)
+    icc._replace_returns(callee_blocks, instr.target, new_label)
+    if (instr.target.name in caller_ir._definitions
+            and call_expr in caller_ir._definitions[instr.target.name]):
+        caller_ir._definitions[instr.target.name].remove(call_expr)
+
+    # 7. insert the callee's blocks
+    for label in topo_order:
+        callee_block = callee_blocks[label]
+        callee_block.scope = scope
+        icc._add_definitions(caller_ir, callee_block)
+        caller_ir.blocks[label] = callee_block
+        new_blocks.append((label, callee_block))
+    return callee_blocks, var_dict, new_blocks
+
+
+def _inline_function(self, caller_ir, block, i, function, arg_typs=None):
+    """Replacement for ``InlineWorker.inline_function`` (see the module docstring)."""
+    if arg_typs is not None or self._permit_update_type_and_call_maps:
+        # the typed variant is not used by Numba's passes; keep Numba's own for it
+        return _ORIGINAL["inline_function"](self, caller_ir, block, i, function,
+                                            arg_typs=arg_typs)
+    canonical = _canonical_ir(self, function)
+    callee_ir = _copy_ir(canonical)
+    callee_blocks, var_dict, new_blocks = _splice(self, caller_ir, block, i, callee_ir,
+                                                  function.__code__.co_freevars)
+    return canonical, callee_blocks, var_dict, new_blocks
+
+
+_ORIGINAL = {}
+
+
+def install():
+    """Put the fast inliner in place (once per process), unless switched off or the Numba
+    methods it stands in for are not the ones checked; returns :func:`status`."""
+    if _state["installed"] or _state["reason"] is not None:
+        return status()
+    if os.environ.get("RAYTRACE_FAST_INLINE", "").strip().lower() in _OFF:
+        _state["reason"] = "RAYTRACE_FAST_INLINE=0"
+        return status()
+    try:
+        from numba.core.inline_closurecall import InlineWorker
+        digest = numba_source_digest()
+    except Exception as exc:  # noqa: BLE001 - any failure means: leave Numba alone
+        _state["reason"] = f"cannot inspect Numba's inliner ({exc})"
+        digest = None
+    if digest is not None and digest not in KNOWN_SOURCES:
+        _state["reason"] = (f"Numba's inliner differs from the versions checked "
+                            f"(source digest {digest})")
+    if _state["reason"] is not None:
+        warnings.warn(f"raytrace: fast inlining not used, first compiles are slower: "
+                      f"{_state['reason']}", RuntimeWarning, stacklevel=2)
+        return status()
+    _ORIGINAL["inline_function"] = InlineWorker.inline_function
+    _ORIGINAL["run_untyped_passes"] = InlineWorker.run_untyped_passes
+    InlineWorker.inline_function = _inline_function
+    _state["installed"] = True
+    return status()
