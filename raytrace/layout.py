@@ -60,7 +60,7 @@ LEAF_KIND_TRI, LEAF_KIND_SPH = 0, 1
 LEAF_MAX_COUNT = 7
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def encode_leaf(start, count, kind):
     """The (negative) int32 child id of a leaf of ``count`` items from ``start``."""
     return ~np.int32((start << 4) | (count << 1) | kind)

@@ -468,8 +468,8 @@ def _emit_wide(nlo, nhi, left, right, start, count, order, kind, ntri, split, le
     tri_id = np.empty((P, BLOCK), np.int64)  # blocks written below are ever touched
     sph = np.empty((P - ntri, 3, 4))
     sph_id = np.empty(P - ntri, np.int64)
-    nblk = 0
-    nsp = 0
+    nblk = np.int64(0)     # int64, not the literal 0: typing the loop from a literal
+    nsp = np.int64(0)      # would compile _pack_triangles / _pack_spheres twice
     st_bin = np.empty(M + 1, np.int64)     # pending (binary node, wide node) pairs
     st_wide = np.empty(M + 1, np.int64)
     st_bin[0] = 0

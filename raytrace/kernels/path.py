@@ -175,12 +175,12 @@ def direct_light(bvh, geo, lights, cube, mat, color, eta, p, g, t1, b1, s, wi, e
     if not fr + fg + fb > 0.0:
         return 0.0, 0.0, 0.0
     sox, soy, soz = px + eps * gx, py + eps * gy, pz + eps * gz
-    if dist < INF:
+    if dist < INF:           # the segment to the light point, stopping just short of it
         qx, qy, qz = px + dist * wx, py + dist * wy, pz + dist * wz
-        blocked = scene_occluded(bvh, geo, sox, soy, soz, qx - sox, qy - soy, qz - soz, 0.0, SHADOW_END)
-    else:
-        blocked = scene_occluded(bvh, geo, sox, soy, soz, wx, wy, wz, 0.0, INF)
-    if blocked:
+        sdx, sdy, sdz, tmax = qx - sox, qy - soy, qz - soz, SHADOW_END
+    else:                    # a direction (environment, directional light)
+        sdx, sdy, sdz, tmax = wx, wy, wz, INF
+    if scene_occluded(bvh, geo, sox, soy, soz, sdx, sdy, sdz, 0.0, tmax):
         return 0.0, 0.0, 0.0
     w = (1.0 if ldelta else mis_weight(lpdf, bpdf)) / lpdf
     return beta_r * fr * vr * w, beta_g * fg * vg * w, beta_b * fb * vb * w
