@@ -19,7 +19,6 @@ rejected (ok = False), which matches the zero radiance a BSDF ray would find the
 """
 import math
 
-import numpy as np
 from numba import njit
 
 from ..cubemap import cube_face_xy, cube_rgb, face_xy_direction
@@ -35,9 +34,19 @@ _FAIL = (False, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
 
 @njit(cache=True, inline="always")
 def select_entry(cdf, u):
-    """Index i with cdf[i] <= u < cdf[i+1] (entries of zero probability are skipped)."""
+    """Index i with cdf[i] <= u < cdf[i+1] (entries of zero probability are skipped).
+
+    A binary search for the first cdf entry > u (``np.searchsorted(cdf, u, "right")``,
+    whose generic Numba implementation cost a second of compile time)."""
     n = cdf.shape[0] - 1
-    i = np.searchsorted(cdf, u, side="right") - 1
+    lo, hi = 0, cdf.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cdf[mid] <= u:
+            lo = mid + 1
+        else:
+            hi = mid
+    i = lo - 1
     if i < 0:
         return 0
     if i >= n:

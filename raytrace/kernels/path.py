@@ -64,7 +64,7 @@ LENS_GROUP = np.int64(1 << 24)   # the thin lens's (far above any bounce's group
 # (int64 values, not Python ints: a literal argument would make rand2 compile once more)
 
 
-@njit(cache=True, forceinline=True)
+@njit(cache=True, forceinline=True, error_model="numpy")
 def rand2(sampler, seed, pixel, sample, group):
     """Two uniform numbers of 2-D group ``group`` (see the module docstring).
 
@@ -147,7 +147,7 @@ def emitted_at_hit(lights, geo, hit, emit, ppx, ppy, ppz, px, py, pz, cos_g, pre
     return beta_r * w * em[emit, 0], beta_g * w * em[emit, 1], beta_b * w * em[emit, 2]
 
 
-@njit(cache=True, forceinline=True)     # LLVM inlines it; one Numba compile (see rand2)
+@njit(cache=True, forceinline=True, error_model="numpy")     # LLVM inlines it; one Numba compile (see rand2)
 def direct_light(bvh, geo, lights, cube, mat, color, eta, p, g, t1, b1, s, wi, eps, u_light, u1, u2,
                  beta):
     """Next-event estimation at p: one light sample, its BSDF value and a shadow ray.
@@ -301,7 +301,7 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
     return lr, lg, lb
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def path_rows(rows, first, step, accum, nonfinite, sample, bvh, geo, lights, cube, cam, settings,
               filter_table):
     """Add sample ``sample`` of every pixel of rows ``rows[first::step]`` to ``accum``

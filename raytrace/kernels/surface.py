@@ -28,7 +28,7 @@ def affine(m, k, px, py, pz):
             m[k, 2, 0] * px + m[k, 2, 1] * py + m[k, 2, 2] * pz + m[k, 2, 3])
 
 
-@njit(cache=True, forceinline=True)     # inlined by LLVM: compiled once for all kernels
+@njit(cache=True, forceinline=True, error_model="numpy")     # inlined by LLVM: compiled once for all kernels
 def hit_normals(geo, hit, px, py, pz):
     """-> (geometric normal (3), shading normal (3), material row, emitter row) at the
     world point p of ``hit`` (a :class:`~raytrace.layout.SceneHit`).

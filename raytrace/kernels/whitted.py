@@ -153,7 +153,7 @@ def push_secondary(stack, sp, mats, m, entering, cos_i, px, py, pz, nx, ny, nz, 
     return sp
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, bounces, shadows, eps, stack):
     """Radiance (r, g, b) along one camera ray. ``stack``: scratch (stack_rows(bounces),
     STACK_WIDTH)."""
@@ -227,7 +227,7 @@ def camera_sample(cam, settings, filter_table, i, j, s):
     return ox, oy, oz, dx, dy, dz
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def whitted_rows(rows, first, step, out, row0, bvh, geo, cam, lights, env, settings, filter_table):
     """Render image rows ``rows[first::step]`` into ``out`` (row ``i`` into ``out[i -
     row0]``, (W, 3) float32): a row kernel of :mod:`raytrace.kernels.threads`."""
@@ -257,7 +257,7 @@ def render_rows(row0, row1, out, bvh, geo, cam, lights, env, settings, filter_ta
              env, settings, filter_table)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def aov_rows(rows, first, step, out_t, out_n, bvh, geo, cam):
     """Rows ``rows[first::step]`` of :func:`render_aov` (a row kernel)."""
     height, width = out_t.shape
