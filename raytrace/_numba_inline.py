@@ -18,8 +18,9 @@ and the image stayed bit-identical.
 
 What. :func:`install` replaces ``InlineWorker.inline_function`` with one that
 
-1. keeps the callee's untyped IR in a weak cache keyed by (function, target, the flags
-   the pipeline reads, locals) and runs the pipeline only on the first call;
+1. keeps the callee's untyped IR, keyed by (function, target, flags, locals), for the
+   life of the process, and runs the pipeline
+   only on the first call;
 2. copies that IR once per call site, all blocks in one ``deepcopy`` (one scope copy), and
    gives the copy a fresh ``FunctionIdentity`` (as a re-run would: inlined variable names
    stay unique per call site);
@@ -42,7 +43,6 @@ import hashlib
 import inspect
 import os
 import warnings
-import weakref
 
 _OFF = ("0", "off", "false", "no")
 
@@ -53,7 +53,7 @@ KNOWN_SOURCES = {
 }
 
 _state = {"installed": False, "reason": None, "pipeline_runs": 0}
-_cache = weakref.WeakKeyDictionary()   # function -> {key: canonical untyped IR}
+_cache = {}   # function -> {key: canonical untyped IR} (the IR refers to the function too)
 
 
 def numba_source_digest():
