@@ -19,8 +19,7 @@ and the image stayed bit-identical.
 What. :func:`install` replaces ``InlineWorker.inline_function`` with one that
 
 1. keeps the callee's untyped IR, keyed by (function, target, flags, locals), for the
-   life of the process, and runs the pipeline
-   only on the first call;
+   life of the process, and runs the pipeline only on the first call;
 2. copies that IR once per call site, all blocks in one ``deepcopy`` (one scope copy), and
    gives the copy a fresh ``FunctionIdentity`` (as a re-run would: inlined variable names
    stay unique per call site);
