@@ -26,24 +26,11 @@ beyond the newest few are removed (``userio.numba_cache``, which gives ``curves`
 ``skinning`` and ``particles`` content-keyed folders of their own the same way).
 """
 import os
-import warnings
 
 from userio import numba_cache
+from userio.numba_cache import switch_on   # the kernels read their switches through here
+
 SWITCHES = {"RAYTRACE_SIMD": "simd", "RAYTRACE_BORROW": "borrow"}   # variable -> tag
-_OFF = ("0", "off", "false", "no")
-_ON = ("", "1", "on", "true", "yes")
-
-
-def switch_on(name):
-    """Whether the environment switch ``name`` (one of ``SWITCHES``) is on (the default).
-    An unrecognised value warns and counts as on."""
-    value = os.environ.get(name, "").strip().lower()
-    if value in _OFF:
-        return False
-    if value not in _ON:
-        warnings.warn(f"{name}={os.environ[name]!r} not understood (use 0 or 1); using 1",
-                      RuntimeWarning, stacklevel=2)
-    return True
 
 
 def mode_tag():

@@ -32,7 +32,7 @@ It also keeps ``run_untyped_passes``'s side effect of setting the caller's
 
 Fence. Applied only when the source of the Numba methods it stands in for
 (``inline_function``, ``inline_ir``, ``run_untyped_passes``) hashes to a value checked
-here (:data:`KNOWN_SOURCES`, Numba 0.61-0.68): a Numba that changed them gets its own
+here (:data:`KNOWN_SOURCES`: Numba 0.68 so far): any other Numba gets its own
 inliner back, with a ``RuntimeWarning``. ``RAYTRACE_FAST_INLINE=0`` turns it off.
 ``tests/test_numba_inline.py`` fails when it is not applied, when it runs a pipeline more
 than once per function, or when a nested inline tree compiles to different results.
@@ -40,10 +40,9 @@ than once per function, or when a nested inline tree compiles to different resul
 import copy
 import hashlib
 import inspect
-import os
 import warnings
 
-_OFF = ("0", "off", "false", "no")
+from userio.numba_cache import switch_on
 
 # sha256 (first 16 hex) of inspect.getsource of InlineWorker.inline_function,
 # .inline_ir and .run_untyped_passes, joined by "\n", per Numba release checked.
@@ -53,6 +52,7 @@ KNOWN_SOURCES = {
 
 _state = {"installed": False, "reason": None, "pipeline_runs": 0}
 _cache = {}   # function -> {key: canonical untyped IR} (the IR refers to the function too)
+_ORIGINAL = {}   # Numba's own methods, once replaced
 
 
 def numba_source_digest():
@@ -160,7 +160,7 @@ def _splice(worker, caller_ir, block, i, callee_ir, callee_freevars):
                                 caller_ir)
     icc._replace_args_with(callee_blocks, args)
 
-    # 5. split the caller's block at the call
+    # 4. split the caller's block at the call
     new_blocks = []
     new_block = ir.Block(scope, block.loc)
     new_block.body = block.body[i + 1:]
@@ -170,14 +170,14 @@ def _splice(worker, caller_ir, block, i, callee_ir, callee_freevars):
     block.body = block.body[:i]
     block.body.append(ir.Jump(min_label, instr.loc))
 
-    # 6. returns -> assignments to the call's target
+    # 5. returns -> assignments to the call's target
     topo_order = icc.find_topo_order(callee_blocks)
     icc._replace_returns(callee_blocks, instr.target, new_label)
     if (instr.target.name in caller_ir._definitions
             and call_expr in caller_ir._definitions[instr.target.name]):
         caller_ir._definitions[instr.target.name].remove(call_expr)
 
-    # 7. insert the callee's blocks
+    # 6. insert the callee's blocks
     for label in topo_order:
         callee_block = callee_blocks[label]
         callee_block.scope = scope
@@ -200,15 +200,12 @@ def _inline_function(self, caller_ir, block, i, function, arg_typs=None):
     return canonical, callee_blocks, var_dict, new_blocks
 
 
-_ORIGINAL = {}
-
-
 def install():
     """Put the fast inliner in place (once per process), unless switched off or the Numba
     methods it stands in for are not the ones checked; returns :func:`status`."""
     if _state["installed"] or _state["reason"] is not None:
         return status()
-    if os.environ.get("RAYTRACE_FAST_INLINE", "").strip().lower() in _OFF:
+    if not switch_on("RAYTRACE_FAST_INLINE"):
         _state["reason"] = "RAYTRACE_FAST_INLINE=0"
         return status()
     try:

@@ -22,8 +22,24 @@ import os
 import pathlib
 import shutil
 import tempfile
+import warnings
 
 KEEP = 3
+_OFF = ("0", "off", "false", "no")
+_ON = ("", "1", "on", "true", "yes")
+
+
+def switch_on(name):
+    """Whether the environment switch ``name`` (``RAYTRACE_SIMD``, ``RAYTRACE_BORROW``,
+    ``RAYTRACE_FAST_INLINE``) is on (the default). An unrecognised value warns and counts
+    as on."""
+    value = os.environ.get(name, "").strip().lower()
+    if value in _OFF:
+        return False
+    if value not in _ON:
+        warnings.warn(f"{name}={os.environ[name]!r} not understood (use 0 or 1); using 1",
+                      RuntimeWarning, stacklevel=2)
+    return True
 
 
 def source_hash(package_dir, only_numba_files=False):

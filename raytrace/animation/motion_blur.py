@@ -53,8 +53,9 @@ from ..errors import SceneError
 from ..image import RenderedImage, RenderInfo
 from ..kernels import path as pk
 from ..kernels import whitted as wk
-from ..kernels.sampling import gaussian_inverse_cdf_table
-from ..layout import PERSPECTIVE
+from ..kernels.rng import mix64
+from ..kernels.sampling import gaussian_inverse_cdf_table, warp
+from ..layout import FILTERS, PERSPECTIVE
 from ..scene.animation import check_shutter
 from ..scene.load import Scene
 from . import tiles as tiles_mod
@@ -72,9 +73,8 @@ _DIM_TIME, _DIM_SHUFFLE, _DIM_X, _DIM_Y, _DIM_LENS = range(5)
 
 
 def _mix64(z):
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-    return z ^ (z >> 31)
+    """SplitMix64's finaliser on a Python int (the kernels' ``rng.mix64``)."""
+    return int(mix64(np.uint64(z)))
 
 
 def _hash(seed, s, dim):
@@ -200,18 +200,6 @@ def _path_passes(anim, s, times, rows, callback):
     return mean.astype(np.float32), int(nonfinite[row0:row1].sum())
 
 
-def _warp(u, name, table):
-    """A pixel offset distributed like the filter (raytrace.kernels.sampling.warp)."""
-    if name == "box":
-        return u - 0.5
-    if name == "tent":
-        return -1.0 + math.sqrt(2.0 * u) if u < 0.5 else 1.0 - math.sqrt(2.0 * (1.0 - u))
-    f = u * (table.shape[0] - 1)
-    i = min(int(f), table.shape[0] - 2)
-    a = f - i
-    return float(table[i] * (1.0 - a) + table[i + 1] * a)
-
-
 def pixel_offset(s, sample, table=None):
     """Whitted pass ``sample``'s sub-pixel offset (fx, fy) in pixels: (0, 0) for one
     sample per pixel, else jittered (on an n x n grid when spp = n^2) and warped by the
@@ -224,7 +212,8 @@ def pixel_offset(s, sample, table=None):
     if n * n == spp:
         u1, u2 = (sample % n + u1) / n, (sample // n + u2) / n
     table = gaussian_inverse_cdf_table() if table is None else table
-    return _warp(u1, s["filter"], table), _warp(u2, s["filter"], table)
+    kind = FILTERS[s["filter"]]
+    return float(warp(u1, kind, table)), float(warp(u2, kind, table))
 
 
 def shifted_camera(cam, fx, fy, width, height):

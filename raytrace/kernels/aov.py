@@ -29,9 +29,9 @@ from . import path as pk
 from . import whitted as wk
 from .borrow import borrow
 from .camera_rays import camera_ray
-from .threads import run_rows
 from .intersect import scene_hit
 from .surface import base_color, hit_normals, hit_uv
+from .threads import run_rows
 
 INF = math.inf
 MAX_SPECULAR = 8

@@ -258,7 +258,7 @@ def render_rows(row0, row1, out, bvh, geo, cam, lights, env, settings, filter_ta
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def aov_rows(rows, first, step, out_t, out_n, bvh, geo, cam):
+def depth_normal_rows(rows, first, step, out_t, out_n, bvh, geo, cam):
     """Rows ``rows[first::step]`` of :func:`render_aov` (a row kernel)."""
     height, width = out_t.shape
     for k in range(first, rows.shape[0], step):
@@ -280,4 +280,4 @@ def aov_rows(rows, first, step, out_t, out_n, bvh, geo, cam):
 def render_aov(out_t, out_n, bvh, geo, cam):
     """Depth (distance along the unit camera ray; inf on a miss) and world shading normal
     through each pixel centre, on ``numba.get_num_threads()`` threads."""
-    run_rows(aov_rows, np.arange(out_t.shape[0], dtype=np.int64), out_t, out_n, bvh, geo, cam)
+    run_rows(depth_normal_rows, np.arange(out_t.shape[0], dtype=np.int64), out_t, out_n, bvh, geo, cam)
