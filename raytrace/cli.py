@@ -264,13 +264,14 @@ def _render(args):
     kind = warmup.integrator_of(args.scene, args.integrator)
     cold = not (warmup.is_cached(kind) and warmup.builder_cached())
     with warmup.CompileNotice(cold and not args.quiet):
-        compiling = warmup.start(kind) if cold else None
+        instanced = warmup.uses_instances(args.scene)
+        compiling = warmup.start(kind, instanced) if cold else None
         try:
             scene = load_scene(args.scene)
         finally:
             warmup.wait(compiling)
         if cold:
-            warmup.compile_here(kind)        # loads what the child cached, or compiles here
+            warmup.compile_here(kind, instanced)    # loads what the child cached, or compiles here
     with _option_errors():
         settings = rmod.resolve_settings(scene, overrides)
     if args.view or args.highlight:
@@ -278,8 +279,9 @@ def _render(args):
     show = not args.quiet and sys.stderr.isatty()
     from .film.aov_files import encode_color, render_metadata, set_outputs
     try:
-        image, extra, meta, writer = _film_render(rmod, scene, settings, args, aov_names, denoiser, show,
-                                                  overrides)
+        with warmup.notice_on_compile(not args.quiet):     # e.g. a scene with instances
+            image, extra, meta, writer = _film_render(rmod, scene, settings, args, aov_names, denoiser, show,
+                                                      overrides)
     except rmod.RenderInterrupted as stop:
         if stop.image is None:
             raise KeyboardInterrupt from None

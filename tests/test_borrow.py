@@ -186,12 +186,18 @@ PATH_KERNEL = """
     sig = path.path_rows.signatures[0]
     ir = path.path_rows.inspect_llvm(sig)
     print(json.dumps([borrow_in_use(), len(re.findall(r"call\\s+void\\s+@NRT_incref\\(", ir)),
-                      float(abs(image).sum())]))
+                      float(abs(image).sum()), type(scene.accel).__name__,
+                      [name in ir for name in ("_closest_hit", "_any_hit", "_closest_instance_hit",
+                                               "_any_instance_hit")]]))
     """
 
 
 def test_path_kernel_keeps_few_increfs(tmp_path):
-    (in_use, increfs, total), _ = run_fresh(PATH_KERNEL, tmp_path)
+    (in_use, increfs, total, accel, calls), _ = run_fresh(PATH_KERNEL, tmp_path)
     assert in_use
     assert total > 0.0                        # the scene rendered something
     assert increfs <= MAX_PATH_INCREFS, increfs
+    # a scene without instances: its world BVH only, and no instance traversal compiled in
+    # (the world traversal's names are found in the same IR)
+    assert accel == "Accel"
+    assert calls == [True, True, False, False]

@@ -91,13 +91,13 @@ def test_output_to_a_folder_names_the_users_path(scene_file, tmp_path, capsys):
 
 def test_compile_notice_when_the_kernels_are_not_cached(scene_file, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(warmup, "is_cached", lambda kind: False)
-    monkeypatch.setattr(warmup, "start", lambda kind: None)
+    monkeypatch.setattr(warmup, "start", lambda kind, instanced=False: None)
     compiled = []
-    monkeypatch.setattr(warmup, "compile_here", compiled.append)
+    monkeypatch.setattr(warmup, "compile_here", lambda kind, instanced=False: compiled.append((kind, instanced)))
     assert cli.main(["render", str(scene_file), "-o", str(tmp_path / "o.png")]) == 0
     err = capsys.readouterr().err
     assert "compiling kernels, first run only" in err and "kernels compiled in" in err
-    assert compiled == ["whitted"]
+    assert compiled == [("whitted", False)]
     # warm: no notice
     monkeypatch.setattr(warmup, "is_cached", lambda kind: True)
     assert cli.main(["render", str(scene_file), "-o", str(tmp_path / "o.png")]) == 0

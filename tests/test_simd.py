@@ -598,6 +598,34 @@ def trace_all():
     return out
 
 
+def test_stored_probe_results_are_what_the_loops_give():
+    """The runtime probe compares the SIMD kernels with ``simd_probe.npz`` (so that a cold
+    start does not compile the loops too): the loops must still give exactly those
+    values, and the probe must see hits, misses and both kinds of ids."""
+    got = simd._probe_results(False)
+    for name, a, b in zip(simd.PROBE_NAMES, got, simd.probe_expected()):
+        assert same_bits(a, b), name
+    masks, dist, hits, tuv, ids = got
+    child_bits = np.unpackbits(masks.astype(np.uint8))
+    assert 0 < child_bits.sum() < child_bits.size and 0 < np.count_nonzero(hits) < hits.size
+    assert np.isinf(dist).any() and np.isfinite(dist).any()
+    assert (ids < 0).any() and (ids > 2 ** 31).any()
+
+
+@pytest.mark.skipif(not simd.simd_in_use(), reason="the SIMD kernels are off in this process")
+@pytest.mark.parametrize("field", range(5))
+def test_probe_rejects_one_flipped_bit(monkeypatch, field):
+    """Negative control of the runtime probe: one bit changed in one stored value makes it
+    fall back to the loops, with the warning."""
+    stored = [a.copy() for a in simd.probe_expected()]
+    flat = stored[field].reshape(-1).view(np.uint8)
+    flat[3] ^= 1                                          # a low mantissa / value bit
+    monkeypatch.setattr(simd, "probe_expected", lambda: tuple(stored))
+    monkeypatch.setattr(simd, "_simd_ok", None)
+    with pytest.warns(RuntimeWarning, match="differ from the plain loops"):
+        assert not simd.simd_in_use()
+
+
 def test_forced_loops_give_the_same_hits_as_simd(tmp_path):
     """The same rays through the whole traversal in this process and in a fresh one with
     the other setting of ``RAYTRACE_SIMD``: bit for bit the same hits."""

@@ -1,8 +1,28 @@
 """The parallel first-compile helper of the CLI."""
+import io
 import json
+
+from numba import njit, typeof
 
 import raytrace  # noqa: F401  (configures the Numba cache folder)
 from raytrace import warmup
+from raytrace.accel.instances import SceneAccel, with_empty_instance_levels
+
+PLANE_SCENE = {
+    "camera": {"center": [0, 1, 0], "direction": [0, -1, 0], "up": [0, 0, -1]},
+    "lights": [{"type": "directional", "direction": [0, -1, 0]}],
+    "objects": [{"type": "plane", "normal": [0, 1, 0]}],
+}
+
+
+def _with_instances(uses, nested=False):
+    """PLANE_SCENE plus ``uses`` instances of one sphere prototype (in a group if
+    ``nested``)."""
+    inst = [{"type": "instance", "prototype": "ball", "transform": [{"translate": [k, 0, 0]}]}
+            for k in range(uses)]
+    objects = [{"type": "group", "children": inst}] if nested else inst
+    return dict(PLANE_SCENE, prototypes={"ball": {"type": "sphere", "radius": 0.1}},
+                objects=PLANE_SCENE["objects"] + objects)
 
 
 def test_integrator_of_reads_the_scene_or_the_override(tmp_path):
@@ -24,3 +44,43 @@ def test_disabled_by_environment(monkeypatch):
 def test_child_side_compiles_and_caches_the_kernel():
     warmup.compile_here("whitted")          # renders one pixel of a plane-only scene
     assert warmup.is_cached("whitted")
+
+
+def test_uses_instances_peeks_at_prototypes_shown_twice(tmp_path):
+    p = tmp_path / "s.json"
+    for data, expected in [(_with_instances(2), True), (_with_instances(2, nested=True), True),
+                           (_with_instances(1), False), (PLANE_SCENE, False)]:
+        p.write_text(json.dumps(data))
+        assert warmup.uses_instances(p) == expected, data["objects"]
+        # the peek agrees with what the loader builds
+        assert isinstance(raytrace.load_scene(data).accel, SceneAccel) == expected
+    p.write_text("{not json")
+    assert not warmup.uses_instances(p)
+    assert not warmup.uses_instances(tmp_path / "scene.txt")
+
+
+def test_empty_instance_levels_have_the_type_of_a_scene_with_instances():
+    """What ``compile_here(..., instanced=True)`` compiles for is the type an instanced
+    scene's kernels are called with (so the child's compile is the one the scene uses)."""
+    empty = with_empty_instance_levels(raytrace.load_scene(PLANE_SCENE).accel)
+    instanced = raytrace.load_scene(_with_instances(3)).accel
+    plain = raytrace.load_scene(PLANE_SCENE).accel
+    assert typeof(empty) == typeof(instanced)
+    assert typeof(plain) != typeof(instanced)                # negative control
+    assert empty.inst_nodes.shape[0] == 0
+
+
+def test_notice_on_compile_speaks_only_when_numba_compiles():
+    @njit                                       # a fresh dispatcher: compiles on first call
+    def twice(x):
+        return 2 * x
+
+    stream = io.StringIO()
+    with warmup.notice_on_compile(stream=stream):
+        assert twice(3) == 6
+    text = stream.getvalue()
+    assert "compiling kernels, first run only" in text and "kernels compiled in" in text
+    stream = io.StringIO()
+    with warmup.notice_on_compile(stream=stream):
+        assert twice(4) == 8                    # compiled already: no event, no notice
+    assert stream.getvalue() == ""

@@ -68,7 +68,7 @@ class Accel(NamedTuple):
     sph_id: np.ndarray
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _half_area(lx, ly, lz, hx, hy, hz):
     ex = hx - lx
     ey = hy - ly
@@ -78,14 +78,14 @@ def _half_area(lx, ly, lz, hx, hy, hz):
     return ex * ey + ey * ez + ez * ex
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _leaf_cost(n, kind):
     if kind == LEAF_KIND_TRI:
         return COST_BLOCK * ((n + BLOCK - 1) // BLOCK)
     return COST_SPHERE * n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _range_bounds(order, a, b, lo, hi, cen, kind, box, cbox):
     """Box (``box``: lo xyz, hi xyz) and centroid box (``cbox``) of ``order[a:b]``;
     returns how many of those primitives are triangles."""
@@ -113,7 +113,7 @@ def _range_bounds(order, a, b, lo, hi, cen, kind, box, cbox):
     return ntri
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _best_split(order, a, b, lo, hi, cen, kind, cbox, bins, sweep):
     """Binned SAH over the three axes for ``order[a:b]``.
 
@@ -181,7 +181,7 @@ def _best_split(order, a, b, lo, hi, cen, kind, cbox, bins, sweep):
     return best, best_axis, best_k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _partition(order, a, b, cen, kind, axis, k, cbox):
     """Reorder ``order[a:b]`` so that primitives in bins <= k of ``axis`` come first
     (axis 3: triangles first); returns the split index."""
@@ -207,7 +207,7 @@ def _partition(order, a, b, cen, kind, axis, k, cbox):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _split_point(order, a, b, lo, hi, cen, kind, box, cbox, bins, sweep, nt, depth):
     """Where to split ``order[a:b]`` (reordering it), or -1 when the node stays a leaf.
 
@@ -365,7 +365,7 @@ def _plan_wide(nlo, nhi, left, right, count, ntris):
     return split, leaf
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _f32_down(x):
     """A float32 value a few ulps below ``x`` (conservative lower box bound)."""
     f = np.float32(x)
@@ -374,7 +374,7 @@ def _f32_down(x):
     return f
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _f32_up(x):
     """A float32 value a few ulps above ``x`` (conservative upper box bound)."""
     f = np.float32(x)
@@ -383,7 +383,7 @@ def _f32_up(x):
     return f
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _wide_children(bnode, left, right, split, leaf, kids, ex_node, ex_slots):
     """The up to WIDTH binary nodes that become the children of the wide node made from
     binary node ``bnode`` (the plan's split of its slots), written to ``kids``; returns
@@ -417,7 +417,7 @@ def _wide_children(bnode, left, right, split, leaf, kids, ex_node, ex_slots):
     return nk
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pack_triangles(tri, tri_id, nblk, order, a, n, v0, v1, v2):
     """Copy the triangles ``order[a:a+n]`` into blocks from ``nblk`` (unused lanes: a
     zero triangle, never hit). Returns the leaf's child id and the new block count."""
@@ -439,7 +439,7 @@ def _pack_triangles(tri, tri_id, nblk, order, a, n, v0, v1, v2):
     return encode_leaf(nblk, nb, LEAF_KIND_TRI), nblk + nb
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pack_spheres(sph, sph_id, nsp, order, a, n, ntri, sph_w2o):
     """Copy the spheres ``order[a:a+n]`` (primitive ids from ``ntri`` on) to slots from
     ``nsp``. Returns the leaf's child id and the new slot count."""

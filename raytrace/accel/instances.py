@@ -13,12 +13,20 @@ A mesh used many times is stored once. :func:`build_scene_accel` builds
 A query (:func:`closest_instance_hit`, :func:`any_instance_hit`) walks the top level;
 at an instance it maps the ray into object space (the direction is not renormalised, so
 ``t`` is the same in both spaces) and runs the one-level traversal from the prototype's
-root. Scenes without instances have empty top-level arrays and pay one length test.
+root.
+
+A scene without instances gets its world :class:`~raytrace.accel.build.Accel` itself, not
+a :class:`SceneAccel` with empty instance levels: kernels are compiled for the type they
+are given, so :func:`instance_hit` and :func:`instance_occluded` (what the integrators
+call) compile to a constant miss for it, and a scene without instances never compiles the
+instance traversal (about 2.5 s of a cold start). Scenes with instances compile their own
+specialisation of each kernel.
 """
 from typing import NamedTuple
 
 import numpy as np
 from numba import carray, njit
+from numba.extending import overload
 
 from raytrace.accel.build import BLOCK, CHILD_ROW, ID_ROW, Accel, build_accel
 from raytrace.accel.lowlevel import alloca_f32, alloca_f64, alloca_i32, ctz, data_ptr, offset
@@ -86,10 +94,14 @@ def _pack_prototypes(parts):
 
 
 def build_scene_accel(geo):
-    """The :class:`SceneAccel` of a :class:`raytrace.layout.Geometry`."""
+    """The :class:`SceneAccel` of a :class:`raytrace.layout.Geometry`; for a scene
+    without instances its world :class:`~raytrace.accel.build.Accel` (see the module
+    docs)."""
     T, S = geo.world_tris, geo.world_spheres
     world = build_accel(geo.tri_v0[:T], geo.tri_v1[:T], geo.tri_v2[:T], geo.sph_w2o[:S],
                         geo.sph_lo[:S], geo.sph_hi[:S])
+    if len(geo.inst_w2o) == 0:
+        return world
     parts = []
     for (t0, t1), (s0, s1) in zip(geo.proto_tris, geo.proto_spheres):
         a = build_accel(geo.tri_v0[t0:t1], geo.tri_v1[t0:t1], geo.tri_v2[t0:t1], geo.sph_w2o[s0:s1],
@@ -105,6 +117,17 @@ def build_scene_accel(geo):
                       inst_root=np.ascontiguousarray(inst_root, np.int64), proto_nodes=pnodes,
                       proto_tris=ptris, proto_sph=np.ascontiguousarray(psph),
                       proto_sph_id=psph_id)
+
+
+def with_empty_instance_levels(world):
+    """A :class:`SceneAccel` holding the ``Accel`` ``world`` and no instances: kernels
+    given it are compiled for scenes with instances (``raytrace.warmup`` uses it to
+    compile them without running the BVH builder)."""
+    f32 = np.zeros((0,) + world.nodes.shape[1:], np.float32)
+    return SceneAccel(*world, inst_nodes=f32, inst_xf=np.zeros((0, 3, 4)),
+                      inst_id=np.zeros(0, np.int64), inst_root=np.zeros(0, np.int64),
+                      proto_nodes=f32.copy(), proto_tris=np.zeros((0,) + world.tris.shape[1:]),
+                      proto_sph=np.zeros((0, 3, 4)), proto_sph_id=np.zeros(0, np.int64))
 
 
 @njit(cache=True, inline="always")
@@ -209,4 +232,46 @@ def _any_instance_hit(box, xf, inst_root, pbox, ptri, psph, ox, oy, oz, dx, dy, 
         node = st_node[sp]
 
 
-__all__ = ["SceneAccel", "build_scene_accel", "closest_instance_hit", "any_instance_hit", "Accel"]
+def has_instance_levels(acc):
+    """Whether ``acc`` (a :class:`SceneAccel` or an ``Accel``, or their Numba type) has
+    instance levels."""
+    return "inst_nodes" in getattr(acc, "fields", getattr(acc, "_fields", ()))
+
+
+def instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """:func:`closest_instance_hit` for either accel type; a constant miss (Hit, -1) for
+    an ``Accel`` (no instances). Numba kernels only."""
+    raise TypeError("instance_hit is called from Numba kernels only")
+
+
+def instance_occluded(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """:func:`any_instance_hit` for either accel type; False for an ``Accel``. Numba
+    kernels only."""
+    raise TypeError("instance_occluded is called from Numba kernels only")
+
+
+@overload(instance_hit, inline="always")
+def _instance_hit_impl(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    if has_instance_levels(acc):
+        return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: closest_instance_hit(
+            acc, ox, oy, oz, dx, dy, dz, tmin, tmax)
+    return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: _no_instance_hit()
+
+
+@njit(cache=True)
+def _no_instance_hit():
+    """The miss of a scene without instances (a call, not an inlined tuple: Numba's
+    parfors array analysis rejects the inlined one in ``prange`` kernels)."""
+    return Hit(INF, MISS, -1, 0.0, 0.0), -1
+
+
+@overload(instance_occluded, inline="always")
+def _instance_occluded_impl(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    if has_instance_levels(acc):
+        return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: any_instance_hit(
+            acc, ox, oy, oz, dx, dy, dz, tmin, tmax)
+    return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: False
+
+
+__all__ = ["SceneAccel", "build_scene_accel", "closest_instance_hit", "any_instance_hit", "Accel",
+           "has_instance_levels", "instance_hit", "instance_occluded"]

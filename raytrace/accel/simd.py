@@ -20,8 +20,10 @@ names are Numba overloads that pick one when a kernel calling them is compiled:
 - ``RAYTRACE_SIMD=0`` in the environment: the loops;
 - otherwise the SIMD kernels, once a probe (run once per process, when the first
   kernel using them is compiled; itself cached) has run them on a few nodes and blocks
-  and found them bit for bit equal to the loops. When the probe fails to compile,
-  crashes or disagrees, a ``RuntimeWarning`` says so (once) and the loops are used.
+  and found them bit for bit equal to what the loops give there. The loops' results are
+  stored (``simd_probe.npz``; a test checks that the loops still give them), so a cold
+  start does not compile the loops too. When the probe fails to compile, crashes or
+  disagrees, a ``RuntimeWarning`` says so (once) and the loops are used.
 
 Loads and addresses name their element types (``load(..., typ=)``,
 ``gep(..., source_etype=)``, llvmlite >= 0.44), so they work on opaque pointers; typed
@@ -30,6 +32,7 @@ LLVM 15 (llvmlite 0.44) requires and later LLVMs ignore. The cache folder carrie
 switch (``raytrace._numba_cache``), so kernels compiled one way are never loaded the
 other way.
 """
+import pathlib
 import warnings
 
 import numpy as np
@@ -441,30 +444,44 @@ def _probe_inputs():
     return box, tri, rays32, rays64, nears, axes
 
 
-@njit(cache=True)
-def _probe(use_simd, box, tri, rays32, rays64, nears, axes, masks, dist, hits, tuv, ids):
-    """Run the SIMD kernels (``use_simd``) or the loops on ``_probe_inputs`` (each ray
-    twice through the node: its near rows, then the far ones)."""
-    for i in range(rays32.shape[0]):
-        r32 = data_ptr(rays32[i])
-        r64 = data_ptr(rays64[i])
-        kx, ky, kz = axes[i, 0], axes[i, 1], axes[i, 2]
-        t, u, v = data_ptr(tuv[i, 0]), data_ptr(tuv[i, 1]), data_ptr(tuv[i, 2])
-        for j in range(2):
-            d = data_ptr(dist[i, j])
-            nx, ny, nz = nears[i, 0] ^ j, nears[i, 1] ^ j, nears[i, 2] ^ j
+def _probe_kernel(use_simd):
+    """The probe run through the SIMD kernels (``use_simd``) or through the loops: one
+    compiled function each, so a process that only checks the SIMD kernels does not
+    compile the loops."""
+
+    @njit(cache=True)
+    def probe(box, tri, rays32, rays64, nears, axes, masks, dist, hits, tuv, ids):
+        """Each probe ray twice through the node (its near rows, then the far ones) and
+        once through the block; every child id and triangle id."""
+        for i in range(rays32.shape[0]):
+            r32 = data_ptr(rays32[i])
+            r64 = data_ptr(rays64[i])
+            kx, ky, kz = axes[i, 0], axes[i, 1], axes[i, 2]
+            t, u, v = data_ptr(tuv[i, 0]), data_ptr(tuv[i, 1]), data_ptr(tuv[i, 2])
+            for j in range(2):
+                d = data_ptr(dist[i, j])
+                nx, ny, nz = nears[i, 0] ^ j, nears[i, 1] ^ j, nears[i, 2] ^ j
+                if use_simd:
+                    masks[i, j] = _node_mask_simd(box, 1, nx, ny, nz, r32, d)
+                else:
+                    masks[i, j] = _node_mask_loops(box, 1, nx, ny, nz, r32, d)
             if use_simd:
-                masks[i, j] = _node_mask_simd(box, 1, nx, ny, nz, r32, d)
+                hits[i] = _block_hits_simd(tri, 1, kx, ky, kz, r64, t, u, v)
             else:
-                masks[i, j] = _node_mask_loops(box, 1, nx, ny, nz, r32, d)
-        if use_simd:
-            hits[i] = _block_hits_simd(tri, 1, kx, ky, kz, r64, t, u, v)
-        else:
-            hits[i] = _block_hits_loops(tri, 1, kx, ky, kz, r64, t, u, v)
-    for c in range(WIDTH):
-        ids[c] = _child_of_simd(box, 1, c) if use_simd else _child_of_loops(box, 1, c)
-    for k in range(BLOCK):
-        ids[WIDTH + k] = _tri_id_of_simd(tri, 1, k) if use_simd else _tri_id_of_loops(tri, 1, k)
+                hits[i] = _block_hits_loops(tri, 1, kx, ky, kz, r64, t, u, v)
+        for c in range(WIDTH):
+            ids[c] = _child_of_simd(box, 1, c) if use_simd else _child_of_loops(box, 1, c)
+        for k in range(BLOCK):
+            ids[WIDTH + k] = _tri_id_of_simd(tri, 1, k) if use_simd else _tri_id_of_loops(tri, 1, k)
+    return probe
+
+
+_probe_simd = _probe_kernel(True)
+_probe_loops = _probe_kernel(False)
+PROBE_NAMES = ("masks", "dist", "hits", "tuv", "ids")
+# what the loops give on the probe inputs (tests/test_simd.py checks that they still do;
+# python -c "from raytrace.accel.simd import write_probe_expected as w; w()" rewrites it)
+PROBE_EXPECTED = pathlib.Path(__file__).with_name("simd_probe.npz")
 
 
 def _probe_results(use_simd):
@@ -472,8 +489,20 @@ def _probe_results(use_simd):
     n = rays32.shape[0]
     out = (np.zeros((n, 2), np.int64), np.zeros((n, 2, WIDTH), np.float32),
            np.zeros(n, np.int64), np.zeros((n, 3, BLOCK)), np.zeros(WIDTH + BLOCK, np.int64))
-    _probe(use_simd, box, tri, rays32, rays64, nears, axes, *out)
+    (_probe_simd if use_simd else _probe_loops)(box, tri, rays32, rays64, nears, axes, *out)
     return out
+
+
+def probe_expected():
+    """The loops' results on the probe inputs, as stored in ``simd_probe.npz``."""
+    with np.load(PROBE_EXPECTED) as f:
+        return tuple(f[k] for k in PROBE_NAMES)
+
+
+def write_probe_expected():
+    """Store the loops' results on the probe inputs (after a deliberate change of the
+    loops or of the probe inputs)."""
+    np.savez(PROBE_EXPECTED, **dict(zip(PROBE_NAMES, _probe_results(False))))
 
 
 def same_bits(a, b):
@@ -503,8 +532,7 @@ def simd_in_use():
         return False
     if _simd_ok is None:
         try:
-            agree = all(same_bits(a, b) for a, b in zip(_probe_results(True),
-                                                        _probe_results(False)))
+            agree = all(same_bits(a, b) for a, b in zip(_probe_results(True), probe_expected()))
             reason = "its results differ from the plain loops'"
         except Exception as exc:             # any failure to compile or run: use the loops
             agree = False
@@ -611,5 +639,6 @@ def _tri_id_of_impl(tris, blk, k):
     if simd_in_use():
         return lambda tris, blk, k: _tri_id_of_simd(tris, blk, k)
     return lambda tris, blk, k: _tri_id_of_loops(tris, blk, k)
+
 
 

@@ -11,8 +11,10 @@ import math
 
 import numpy as np
 from numba import carray, njit, prange
+from numba.extending import overload
 
 from raytrace.accel.build import BLOCK
+from raytrace.accel.instances import has_instance_levels
 from raytrace.accel.lowlevel import alloca_f32, alloca_f64, alloca_i32, ctz, data_ptr, offset
 from raytrace.accel.simd import block_hits, node_mask, tri_id_of
 from raytrace.accel.traverse import STACK_SIZE, WIDTH, _TFAR_SCALE, _push_hit_children, _ray_setup
@@ -120,13 +122,27 @@ def _instance_cost(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     return best_t, nodes, prims
 
 
+def instance_cost(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """:func:`_instance_cost` for either accel type; ``(tmax, 0, 0)`` for an ``Accel``
+    (a scene without instances). Numba kernels only."""
+    raise TypeError("instance_cost is called from Numba kernels only")
+
+
+@overload(instance_cost, inline="always")
+def _instance_cost_impl(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    if has_instance_levels(acc):
+        return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: _instance_cost(
+            acc, ox, oy, oz, dx, dy, dz, tmin, tmax)
+    return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: (tmax, 0, 0)
+
+
 @njit(cache=True)
 def ray_cost(acc, ox, oy, oz, dx, dy, dz):
     """(nodes, primitives) a closest-hit query of the ray visits, world BVH and
     instances together."""
     t, nodes, prims = _walk_cost(data_ptr(acc.nodes), acc.nodes.shape[0], 0, data_ptr(acc.tris),
                                  data_ptr(acc.sph), ox, oy, oz, dx, dy, dz, 0.0, INF)
-    _, n2, p2 = _instance_cost(acc, ox, oy, oz, dx, dy, dz, 0.0, t)
+    _, n2, p2 = instance_cost(acc, ox, oy, oz, dx, dy, dz, 0.0, t)
     return nodes + n2, prims + p2
 
 

@@ -1,12 +1,13 @@
 """Scene queries shared by the integrators: closest hit and occlusion over the world BVH
 (triangles, spheres), the instances (``raytrace.accel.instances``) and the infinite
-planes, which live outside the BVH."""
+planes, which live outside the BVH. ``bvh`` is a ``SceneAccel``, or for a scene without
+instances its world ``Accel`` (then no instance traversal is compiled in)."""
 import math
 
 from numba import njit
 
 from ..accel import any_hit, closest_hit
-from ..accel.instances import any_instance_hit, closest_instance_hit
+from ..accel.instances import instance_hit, instance_occluded
 from ..layout import PLANE, SceneHit
 from ..shapes import intersect_plane
 
@@ -19,10 +20,9 @@ def scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
     :class:`~raytrace.layout.SceneHit`."""
     h = closest_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, tmax)
     hit = SceneHit(h.t, h.kind, h.index, h.u, h.v, -1)
-    if bvh.inst_nodes.shape[0] > 0:
-        g, inst = closest_instance_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, min(hit.t, tmax))
-        if inst >= 0 and g.t < hit.t:
-            hit = SceneHit(g.t, g.kind, g.index, g.u, g.v, inst)
+    g, inst = instance_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, min(hit.t, tmax))
+    if inst >= 0 and g.t < hit.t:
+        hit = SceneHit(g.t, g.kind, g.index, g.u, g.v, inst)
     for p in range(geo.pl_d.shape[0]):
         tp = intersect_plane(geo.pl_n[p, 0], geo.pl_n[p, 1], geo.pl_n[p, 2], geo.pl_d[p],
                              ox, oy, oz, dx, dy, dz, tmin, min(hit.t, tmax))
@@ -40,4 +40,4 @@ def scene_occluded(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
             return True
     if any_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, tmax):
         return True
-    return any_instance_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, tmax)
+    return instance_occluded(bvh, ox, oy, oz, dx, dy, dz, tmin, tmax)
