@@ -1,12 +1,21 @@
-"""Path tracer vs Mitsuba 3 on the Cornell box: time to a given error, paths per second.
+r"""Path tracer vs Mitsuba 3 on two scenes: time to a given error, paths per second.
 
-    python benchmarks/bench_path.py [--rounds 5] [--target-rmse 0.024] [--record]
+    python benchmarks/bench_path.py [--scenes cornell,glass] [--rounds 5] [--target-rmse 0.024] [--record]
+    python benchmarks/bench_path.py --rounds 1 --scenes glass --ref-spp 1024 --no-latency   # quick check
 
-scenes/cornell_box.json (Mitsuba's ``mi.cornell_box()``) at 256 x 256, max_depth 8, box
-pixel filter on both sides. Each renderer runs in its own process: ours, Mitsuba
-``scalar_rgb`` and, when a usable libLLVM is found, Mitsuba ``llvm_ad_rgb``, each Mitsuba
-variant with its default ``independent`` sampler and with ``multijitter`` (stratified
-like our Owen-scrambled Sobol points, so the error per sample is comparable; see
+Scenes (``benchmarks/bench_scenes.py``), both 256 x 256 with a box pixel filter on both
+sides:
+
+- ``cornell``: scenes/cornell_box.json (Mitsuba's ``mi.cornell_box()``), max_depth 8;
+- ``glass``: a glass torus knot (70,000 flat triangles, ior 1.5, generated into
+  benchmarks/output/) on a rough metal slab (GGX alpha 0.15, reflectance 1) under the sky
+  cube map ``scenes/assets/sky`` (an ``envmap`` emitter for Mitsuba), max_depth 16.
+
+Each renderer runs in its own process: ours with each of its samplers (``sobol``, the
+default Owen-scrambled Sobol points, and ``independent``; see ``--our-samplers``),
+Mitsuba ``scalar_rgb`` and, when a usable libLLVM is found, Mitsuba ``llvm_ad_rgb``,
+each Mitsuba variant with its default ``independent`` sampler and with ``multijitter``
+(stratified like our Sobol points, so the error per sample is comparable; see
 ``--mitsuba-samplers``). For each it reports
 
 - the smallest spp whose RMSE against a converged reference is at most
@@ -14,18 +23,36 @@ like our Owen-scrambled Sobol points, so the error per sample is comparable; see
   subtracted in quadrature), and the wall time of one render at that spp, best of
   ``--rounds`` rounds, renderers interleaved within a round (the 2 cores are shared);
 - paths per second = 256 * 256 * spp / that time;
-- for ours also the first render in a fresh process with an empty (cold) and a filled
-  (warm) Numba cache: import, scene load and a 1-spp render.
+- for ours also the first render of the Cornell box in a fresh process with an empty
+  (cold) and a filled (warm) Numba cache: import, scene load and a 1-spp render.
 
-The reference (Mitsuba, 8192 spp unless ``--ref-spp``) is cached in
-benchmarks/output/cornell_box_256_reference.npz. Results go to
-benchmarks/output/results/path.md (with ``--record`` also benchmarks/results/path.md).
-Skips, and says so, when Mitsuba 3 is not installed (the ``reference`` extra).
+The headline, per scene, is ours (best of our samplers) / Mitsuba ``llvm_ad_rgb`` (best
+of its samplers), time to the target RMSE, and the same against ``scalar_rgb``.
 
-Mitsuba's llvm variant crashes with Debian 12's libLLVM 15. Unpack LLVM 19 without
-installing it:  apt-get update; apt-get download libllvm19;
-dpkg -x libllvm19_*.deb benchmarks/output/llvm19  (the default ``--llvm`` path).
+The references (Mitsuba ``llvm_ad_rgb`` when available, else ``scalar_rgb``; 8192 spp
+unless ``--ref-spp``; ``independent`` sampler, 8 passes) are cached in
+benchmarks/output/<scene>_256_reference.npz (Cornell box:
+cornell_box_256_reference.npz) and re-rendered when the scene changes or more spp are
+asked for. Results go to benchmarks/output/results/path.md (with ``--record`` also
+benchmarks/results/path.md). Skips, and says so, when Mitsuba 3 is not installed (the
+``reference`` extra).
+
+libLLVM for ``llvm_ad_rgb``: Dr.Jit loads libLLVM at run time, found through the
+environment variable ``DRJIT_LIBLLVM_PATH`` (this script sets it in the llvm workers
+from ``--llvm``). Mitsuba's llvm variant crashes with Debian 12's libLLVM 15; unpack
+Debian's LLVM 19 without installing it (no root needed for the last two steps):
+
+    apt-get update                      # if apt-get download cannot find the package
+    cd benchmarks/output && apt-get download libllvm19
+    dpkg -x libllvm19_*.deb llvm19      # -> llvm19/usr/lib/x86_64-linux-gnu/libLLVM.so.19.1
+
+which is the default ``--llvm`` path. Without it the llvm rows (and the llvm headline)
+are skipped and the references are rendered with ``scalar_rgb`` (slower). Check by hand:
+
+    DRJIT_LIBLLVM_PATH=$PWD/benchmarks/output/llvm19/usr/lib/x86_64-linux-gnu/libLLVM.so.19.1 \
+        .venv/bin/python -c "import mitsuba as mi; mi.set_variant('llvm_ad_rgb'); print(mi.render(mi.load_dict(mi.cornell_box())).shape)"
 """
+
 import argparse
 import datetime
 import json
@@ -44,24 +71,32 @@ from reports import add_record_flag, cpu_name, skipped, write_report
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "output"
-SCENE = REPO / "scenes" / "cornell_box.json"
-REFERENCE = OUT / "cornell_box_256_reference.npz"
+SCENE = REPO / "scenes" / "cornell_box.json"          # the latency runs load this file
 DEFAULT_LLVM = OUT / "llvm19" / "usr" / "lib" / "x86_64-linux-gnu" / "libLLVM.so.19.1"
 SIZE = 256
+SCENES = ("cornell", "glass")
+REFERENCES = {"cornell": OUT / "cornell_box_256_reference.npz",
+              "glass": OUT / "glass_knot_256_reference.npz"}
+TITLES = {"cornell": "Cornell box", "glass": "Glass knot and rough metal under the sky"}
+DESCRIPTIONS = {
+    "cornell": "`scenes/cornell_box.json` = `mi.cornell_box()`, diffuse, one area light, max_depth 8",
+    "glass": "a glass torus knot (70,000 flat triangles, ior 1.5) on a rough metal slab "
+             "(`rough_conductor` GGX alpha 0.15, reflectance 1) lit only by the sky cube map "
+             "(`scenes/assets/sky`; for Mitsuba an `envmap` of its 2048 x 1024 lat-long "
+             "resampling), max_depth 16 (`benchmarks/bench_scenes.py`)",
+}
 ENGINES = ("ours", "scalar_rgb", "llvm_ad_rgb")
+OUR_SAMPLERS = ("sobol", "independent")
 SAMPLERS = ("independent", "multijitter")   # Mitsuba's default, and its best one here
 SEARCH_SEEDS = 3
 
 
 # ---------------------------------------------------------------- worker side
-def _mitsuba_renderer(variant, sampler):
-    sys.path.insert(0, str(REPO / "tests"))
-    from mitsuba_path_scenes import cornell_box_scene, mitsuba_path_scene_dict
+def _mitsuba_renderer(scene_name, variant, sampler):
+    import bench_scenes
     import mitsuba as mi
 
-    d = mitsuba_path_scene_dict(cornell_box_scene(SIZE, "box"), SCENE.parent, variant=variant)
-    d["sensor"]["sampler"]["type"] = sampler
-    scene = mi.load_dict(d)
+    scene = mi.load_dict(bench_scenes.mitsuba_scene_dict(scene_name, variant, SIZE, sampler))
 
     def render(spp, seed):
         """-> (image, the spp Mitsuba actually used: stratified samplers round up)."""
@@ -70,27 +105,28 @@ def _mitsuba_renderer(variant, sampler):
     return render
 
 
-def _our_renderer():
-    sys.path.insert(0, str(REPO / "tests"))
-    from mitsuba_path_scenes import cornell_box_scene
+def _our_renderer(scene_name, sampler):
+    import bench_scenes
     import raytrace
 
-    scene = raytrace.load_scene(cornell_box_scene(SIZE, "box"), base_dir=SCENE.parent)
+    d, base = bench_scenes.our_scene(scene_name, SIZE)
+    scene = raytrace.load_scene(d, base_dir=base)
 
     def render(spp, seed):
-        return raytrace.render(scene, spp=spp, seed=seed).astype(np.float64), spp
+        return raytrace.render(scene, spp=spp, seed=seed, sampler=sampler).astype(np.float64), spp
     return render
 
 
-def worker(renderer, spps, seed, save):
-    """Render once per spp in ``spps`` (seeds ``seed``, ``seed + 1``, ...) after a warm-up;
-    print one JSON line per render (spp, seconds, and the image to ``save`` when given).
-    ``renderer``: ``ours`` or ``VARIANT/SAMPLER`` (Mitsuba)."""
-    if renderer == "ours":
-        render = _our_renderer()
+def worker(scene_name, renderer, spps, seed, save):
+    """Render scene ``scene_name`` once per spp in ``spps`` (seeds ``seed``, ``seed + 1``,
+    ...) after a warm-up; print one JSON line per render (spp, seconds, and the image to
+    ``save`` when given). ``renderer``: ``ENGINE/SAMPLER`` (``ours/sobol``,
+    ``scalar_rgb/multijitter``, ...)."""
+    engine, sampler = renderer.split("/")
+    if engine == "ours":
+        render = _our_renderer(scene_name, sampler)
     else:
-        variant, sampler = renderer.split("/")
-        render = _mitsuba_renderer(variant, sampler)
+        render = _mitsuba_renderer(scene_name, engine, sampler)
     render(2, seed + 1000)                         # compile / JIT / load caches
     for k, spp in enumerate(spps):
         t0 = time.perf_counter()
@@ -116,39 +152,50 @@ def first_render(seed):
 
 
 # ---------------------------------------------------------------- driver side
-def run_worker(renderer, spps, llvm, seed=0, save=None, extra_env=None):
+def run_worker(scene_name, renderer, spps, llvm, seed=0, save=None, extra_env=None):
     env = dict(os.environ, **(extra_env or {}))
     if renderer.startswith("llvm_ad_rgb"):
         env["DRJIT_LIBLLVM_PATH"] = str(llvm)
-    cmd = [sys.executable, __file__, "--worker", renderer, "--seed", str(seed),
-           "--spps", ",".join(map(str, spps))]
+    cmd = [sys.executable, __file__, "--worker", renderer, "--scene", scene_name,
+           "--seed", str(seed), "--spps", ",".join(map(str, spps))]
     if save:
         cmd += ["--save", str(save)]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if r.returncode != 0:
-        raise RuntimeError(f"{renderer} worker failed ({r.returncode}): {r.stderr[-2000:]}")
+        raise RuntimeError(f"{renderer} worker ({scene_name}) failed ({r.returncode}): "
+                           f"{r.stderr[-2000:]}")
     # Mitsuba's warnings go to stdout too, and leave colour codes before our lines
     return [json.loads(line[line.index("{"):]) for line in r.stdout.splitlines()
             if line.rstrip().endswith("}") and "{" in line]
 
 
-def reference(ref_spp, llvm, variant):
-    """Converged Mitsuba image (mean, mean per-pixel variance of that mean), cached."""
-    if REFERENCE.exists():
-        with np.load(REFERENCE) as f:
-            if int(f["spp"]) >= ref_spp:
+def reference(scene_name, ref_spp, llvm, variant):
+    """Converged Mitsuba image of ``scene_name`` (mean, mean per-pixel variance of that
+    mean), cached; re-rendered when the cache has fewer spp or shows another scene."""
+    import bench_scenes
+
+    path = REFERENCES[scene_name]
+    key = bench_scenes.scene_key(scene_name, SIZE)
+    if path.exists():
+        with np.load(path) as f:
+            same = "scene" not in f or str(f["scene"]) == key    # older caches: no key
+            if same and int(f["spp"]) >= ref_spp:
                 return f["mean"].astype(np.float64), float(f["var"])
     passes = 8
     per = math.ceil(ref_spp / passes)
-    print(f"rendering the reference: {passes} x {per} spp with Mitsuba {variant} ...", flush=True)
-    rows = run_worker(f"{variant}/independent", [per] * passes, llvm, seed=100,
-                      save=OUT / "ref_pass")
+    print(f"rendering the {scene_name} reference: {passes} x {per} spp with Mitsuba "
+          f"{variant} ...", flush=True)
+    t0 = time.perf_counter()
+    rows = run_worker(scene_name, f"{variant}/independent", [per] * passes, llvm, seed=100,
+                      save=OUT / f"ref_pass_{scene_name}")
     images = np.stack([np.load(r["image"]) for r in rows]).astype(np.float64)
     for r in rows:
         os.remove(r["image"])
     mean = images.mean(axis=0)
     var = float((images.var(axis=0, ddof=1) / passes).mean())
-    np.savez_compressed(REFERENCE, mean=mean.astype(np.float32), var=var, spp=per * passes)
+    np.savez_compressed(path, mean=mean.astype(np.float32), var=var, spp=per * passes,
+                        variant=variant, scene=key)
+    print(f"  done in {time.perf_counter() - t0:.0f} s", flush=True)
     return mean, var
 
 
@@ -157,7 +204,7 @@ def rmse(image, ref, ref_var):
     return math.sqrt(max(np.mean((image - ref) ** 2) - ref_var, 0.0))
 
 
-def spp_for_target(renderer, target, ref, ref_var, llvm, first_spp):
+def spp_for_target(scene_name, renderer, target, ref, ref_var, llvm, first_spp):
     """The smallest spp at which a render reaches RMSE ``target`` (the root mean square
     over SEARCH_SEEDS seeds: one image's RMSE varies by +-5 % with the seed): from
     ``first_spp``, predict with RMSE ~ 1/sqrt(spp), then narrow down between the largest
@@ -168,15 +215,15 @@ def spp_for_target(renderer, target, ref, ref_var, llvm, first_spp):
 
     def measure(spp):
         asked.add(spp)
-        rows = run_worker(renderer, [spp] * SEARCH_SEEDS, llvm, seed=1,
-                          save=OUT / f"bench_{renderer.replace('/', '_')}")
+        rows = run_worker(scene_name, renderer, [spp] * SEARCH_SEEDS, llvm, seed=1,
+                          save=OUT / f"bench_{scene_name}_{renderer.replace('/', '_')}")
         errors = [rmse(np.load(row["image"]), ref, ref_var) for row in rows]
         for row in rows:
             os.remove(row["image"])
         used = rows[0]["spp"]
         asked.update(range(min(spp, used), max(spp, used) + 1))   # all of these give `used`
         seen[used] = math.sqrt(np.mean(np.square(errors)))
-        print(f"  {renderer}: {used} spp -> RMSE {seen[used]:.4f} (seeds: "
+        print(f"  {scene_name} {renderer}: {used} spp -> RMSE {seen[used]:.4f} (seeds: "
               f"{', '.join(f'{e:.4f}' for e in errors)}) in "
               f"{min(row['seconds'] for row in rows):.2f} s", flush=True)
         return used, seen[used]
@@ -197,7 +244,7 @@ def spp_for_target(renderer, target, ref, ref_var, llvm, first_spp):
         if not fresh:
             return hi, seen[hi]
         spp = fresh[0]
-    raise RuntimeError(f"{renderer}: no spp found for RMSE {target}")
+    raise RuntimeError(f"{scene_name} {renderer}: no spp found for RMSE {target}")
 
 
 def fresh_process_latency(cache_dir):
@@ -213,23 +260,44 @@ def fresh_process_latency(cache_dir):
     return out
 
 
+def _names(text, allowed, what, parser):
+    names = [x for x in text.split(",") if x]
+    bad = [x for x in names if x not in allowed]
+    if bad or not names:
+        parser.exit(2, f"{parser.prog}: error: {what} must be a comma-separated list of "
+                       f"{', '.join(allowed)} (got {text!r})\n")
+    return names
+
+
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python benchmarks/bench_path.py",
-                                description="Benchmark our path tracer against Mitsuba 3 "
-                                            "on the Cornell box (256x256, box filter).")
+    p = argparse.ArgumentParser(
+        prog="python benchmarks/bench_path.py",
+        description="Benchmark our path tracer against Mitsuba 3 (scalar_rgb and, with "
+                    "libLLVM, llvm_ad_rgb) on the Cornell box and a glass-knot scene "
+                    "(256x256, box filter): time to a target RMSE.",
+        epilog="libLLVM for llvm_ad_rgb: cd benchmarks/output && apt-get download libllvm19 "
+               "&& dpkg -x libllvm19_*.deb llvm19 (run apt-get update first if the package "
+               "is not found); --llvm or the default path then points at it and the llvm "
+               "workers get DRJIT_LIBLLVM_PATH. See the module docstring.")
+    p.add_argument("--scenes", default=",".join(SCENES),
+                   help="scenes, comma-separated (default %(default)s)")
     p.add_argument("--rounds", type=int, default=5, help="timed rounds, best of (default 5)")
     p.add_argument("--target-rmse", type=float, default=0.024, help="error to reach (default 0.024)")
     p.add_argument("--ref-spp", type=int, default=8192, help="reference spp (default 8192)")
     p.add_argument("--llvm", type=pathlib.Path, default=DEFAULT_LLVM,
-                   help="libLLVM.so for Mitsuba's llvm_ad_rgb (default: %(default)s)")
+                   help="libLLVM.so for Mitsuba's llvm_ad_rgb, passed as DRJIT_LIBLLVM_PATH "
+                        "(default: %(default)s)")
     p.add_argument("--only", choices=ENGINES, action="append",
                    help="renderers to run (repeatable; default all)")
+    p.add_argument("--our-samplers", default=",".join(OUR_SAMPLERS),
+                   help="our samplers, comma-separated (default %(default)s)")
     p.add_argument("--mitsuba-samplers", default=",".join(SAMPLERS),
                    help="Mitsuba samplers, comma-separated (default %(default)s: the default "
                         "sampler, and one whose stratification is comparable to ours)")
     p.add_argument("--no-latency", action="store_true", help="skip the cold/warm first-render runs")
     add_record_flag(p)
     p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--scene", help=argparse.SUPPRESS)
     p.add_argument("--spps", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--save", help=argparse.SUPPRESS)
@@ -237,98 +305,164 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     if args.worker:
-        return worker(args.worker, [int(s) for s in args.spps.split(",")], args.seed, args.save)
+        return worker(args.scene, args.worker, [int(s) for s in args.spps.split(",")],
+                      args.seed, args.save)
     if args.first_render:
         return first_render(args.seed)
     if args.rounds < 1 or args.target_rmse <= 0:
         p.exit(2, f"{p.prog}: error: --rounds must be >= 1 and --target-rmse > 0\n")
+    scenes = _names(args.scenes, SCENES, "--scenes", p)
+    our_samplers = _names(args.our_samplers, OUR_SAMPLERS, "--our-samplers", p)
     try:
         import mitsuba  # noqa: F401
     except ImportError:
         skipped("bench_path", "Mitsuba 3 is not installed (pip install -e '.[reference]')")
         return 0
 
+    started = time.perf_counter()
     OUT.mkdir(parents=True, exist_ok=True)
     engines = list(args.only or ENGINES)
     if "llvm_ad_rgb" in engines and not args.llvm.exists():
         print(f"no libLLVM at {args.llvm}: skipping llvm_ad_rgb (see --help)", file=sys.stderr)
         engines.remove("llvm_ad_rgb")
     samplers = [x for x in args.mitsuba_samplers.split(",") if x]
-    renderers = [e if e == "ours" else f"{e}/{smp}" for e in engines
-                 for smp in (["-"] if e == "ours" else samplers)]
+    renderers = [f"{e}/{smp}" for e in engines
+                 for smp in (our_samplers if e == "ours" else samplers)]
     ref_variant = "llvm_ad_rgb" if args.llvm.exists() else "scalar_rgb"
-    ref, ref_var = reference(args.ref_spp, args.llvm, ref_variant)
-    print(f"reference: RMSE of its own noise {math.sqrt(ref_var):.4f}", flush=True)
 
-    spp = {}
-    for r in renderers:
-        spp[r] = spp_for_target(r, args.target_rmse, ref, ref_var, args.llvm, 64)
-    times = {r: [] for r in renderers}
-    for k in range(args.rounds):                 # interleaved: load drifts hit all alike
-        for r in renderers:
-            row, = run_worker(r, [spp[r][0]], args.llvm, seed=10 + k)
-            times[r].append(row["seconds"])
-            print(f"round {k + 1}: {r} {spp[r][0]} spp in {row['seconds']:.2f} s", flush=True)
+    results = {}
+    for name in scenes:
+        ref, ref_var = reference(name, args.ref_spp, args.llvm, ref_variant)
+        with np.load(REFERENCES[name]) as f:
+            ref_info = {"spp": int(f["spp"]), "variant": str(f["variant"]) if "variant" in f else "?"}
+        print(f"{name} reference ({ref_info['spp']} spp, {ref_info['variant']}): RMSE of its "
+              f"own noise {math.sqrt(ref_var):.4f}", flush=True)
+        spp = {r: spp_for_target(name, r, args.target_rmse, ref, ref_var, args.llvm, 64)
+               for r in renderers}
+        times = {r: [] for r in renderers}
+        for k in range(args.rounds):                 # interleaved: load drifts hit all alike
+            for r in renderers:
+                row, = run_worker(name, r, [spp[r][0]], args.llvm, seed=10 + k)
+                times[r].append(row["seconds"])
+                print(f"round {k + 1}: {name} {r} {spp[r][0]} spp in {row['seconds']:.2f} s",
+                      flush=True)
+        results[name] = {"spp": spp, "times": times, "ref_var": ref_var, "ref": ref_info}
     latency = {}
-    if "ours" in renderers and not args.no_latency:
+    if any(r.startswith("ours/") for r in renderers) and not args.no_latency:
         with tempfile.TemporaryDirectory() as cold_dir:
             latency["cold"] = fresh_process_latency(cold_dir)
             latency["warm"] = min((fresh_process_latency(cold_dir) for _ in range(args.rounds)),
                                   key=lambda d: d["process"])
-    write_results(args, renderers, spp, times, latency, ref_var)
+    write_results(args, scenes, renderers, results, latency, time.perf_counter() - started)
 
 
-def write_results(args, renderers, spp, times, latency, ref_var):
+def _best(times, engine):
+    """(renderer, best time) of ``engine``'s fastest sampler, or (None, nan)."""
+    mine = {r: min(t) for r, t in times.items() if r.split("/")[0] == engine}
+    if not mine:
+        return None, float("nan")
+    r = min(mine, key=mine.get)
+    return r, mine[r]
+
+
+def _label(r):
+    engine, sampler = r.split("/")
+    if engine == "ours":
+        return {"sobol": "ours (Numba), Owen-scrambled Sobol",
+                "independent": "ours (Numba), `independent` sampler"}.get(sampler, f"ours, {sampler}")
+    return f"Mitsuba 3 `{engine}`, `{sampler}` sampler"
+
+
+def write_results(args, scenes, renderers, results, latency, elapsed):
     load = os.getloadavg()
+    flags = ""
+    if args.scenes != ",".join(SCENES):
+        flags += f" --scenes {args.scenes}"
+    if args.ref_spp != 8192:
+        flags += f" --ref-spp {args.ref_spp}"
+    if args.target_rmse != 0.024:
+        flags += f" --target-rmse {args.target_rmse}"
+    if args.our_samplers != ",".join(OUR_SAMPLERS):
+        flags += f" --our-samplers {args.our_samplers}"
+    if args.mitsuba_samplers != ",".join(SAMPLERS):
+        flags += f" --mitsuba-samplers {args.mitsuba_samplers}"
+    if args.only:
+        flags += "".join(f" --only {e}" for e in args.only)
+    if args.no_latency:
+        flags += " --no-latency"
+    target = args.target_rmse
     lines = [
-        "## Path tracer vs Mitsuba 3: Cornell box 256 x 256",
+        f"## Path tracer vs Mitsuba 3: {', '.join(TITLES[s] for s in scenes)}; 256 x 256",
         "",
-        f"Command: `python benchmarks/bench_path.py --rounds {args.rounds}"
-        f"{' --mitsuba-samplers ' + args.mitsuba_samplers if args.mitsuba_samplers != ','.join(SAMPLERS) else ''}`; "
+        f"Headline: time to RMSE {target}, ours with its best sampler / Mitsuba with its "
+        f"best sampler (below 1: ours is faster).",
+        "",
+        "| scene | ours / `llvm_ad_rgb` | ours / `scalar_rgb` |",
+        "|---|---|---|",
+    ]
+    for name in scenes:
+        times = results[name]["times"]
+        ours, t_ours = _best(times, "ours")
+        cells = []
+        for engine in ("llvm_ad_rgb", "scalar_rgb"):
+            theirs, t = _best(times, engine)
+            if ours is None or theirs is None:
+                cells.append("not run")
+            else:
+                cells.append(f"**{t_ours / t:.2f}** (ours `{ours.split('/')[1]}` {t_ours:.2f} s, "
+                             f"`{theirs.split('/')[1]}` {t:.2f} s)")
+        lines.append(f"| {TITLES[name]} | {cells[0]} | {cells[1]} |")
+    lines += [
+        "",
+        f"Command: `python benchmarks/bench_path.py --rounds {args.rounds}{flags}`; "
         f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}; "
         f"{cpu_name()}, {os.cpu_count()} cores shared with "
         f"other engineers (load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
-        f"at the end); Python {platform.python_version()}.",
+        f"at the end); Python {platform.python_version()}; the whole run took "
+        f"{elapsed / 60:.1f} min.",
         "",
-        f"`scenes/cornell_box.json` = `mi.cornell_box()`, max_depth 8, box filter on both "
-        f"sides. spp: the smallest at which the RMSE (all pixels and channels, linear; root "
-        f"mean square over {SEARCH_SEEDS} seeds) against a converged Mitsuba reference (its "
-        f"own noise, RMSE {math.sqrt(ref_var):.4f}, removed in quadrature) is <= "
-        f"{args.target_rmse}. Wall time: one render at that spp, best of {args.rounds} interleaved rounds, "
-        f"each renderer in its own warmed-up process (compile and JIT time excluded).",
-        "",
-        "| renderer | spp | RMSE | wall time (best) | all rounds | M paths/s | time vs ours |",
-        "|---|---|---|---|---|---|---|",
+        f"spp: the smallest at which the RMSE (all pixels and channels, linear; root mean "
+        f"square over {SEARCH_SEEDS} seeds) against a converged Mitsuba reference (its own "
+        f"noise removed in quadrature) is <= {target}. Wall time: one render at that spp, "
+        f"best of {args.rounds} interleaved rounds, each renderer in its own warmed-up "
+        f"process (compile and JIT time excluded). Box filter on both sides.",
     ]
-    best = {r: min(times[r]) for r in renderers}
-    for r in renderers:
-        n, err = spp[r]
-        ratio = best[r] / best["ours"] if "ours" in best else float("nan")
-        if r == "ours":
-            name = "ours (Numba, Owen-scrambled Sobol)"
-        else:
-            variant, sampler = r.split("/")
-            name = f"Mitsuba 3 `{variant}`, `{sampler}` sampler"
-        lines.append(f"| {name} | {n} | {err:.4f} | {best[r]:.2f} s | "
-                     f"{', '.join(f'{t:.2f}' for t in times[r])} | "
-                     f"{SIZE * SIZE * n / best[r] / 1e6:.2f} | {ratio:.2f}x |")
-    if "ours" in best:
-        lines.append("")
+    for name in scenes:
+        spp, times, ref_var, ref_info = (results[name][k] for k in ("spp", "times", "ref_var", "ref"))
+        best = {r: min(times[r]) for r in renderers}
+        ours, t_ours = _best(times, "ours")
+        lines += [
+            "", f"### {TITLES[name]}", "",
+            f"{DESCRIPTIONS[name]}. Reference: Mitsuba `{ref_info['variant']}`, "
+            f"{ref_info['spp']} spp (`independent`), its own noise RMSE {math.sqrt(ref_var):.4f}.",
+            "",
+            "| renderer | spp | RMSE | wall time (best) | all rounds | M paths/s | time vs ours (best) |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for r in renderers:
-            if r != "ours":
-                lines.append(f"- ours / Mitsuba `{r}` time to RMSE {args.target_rmse}: "
-                             f"{best['ours'] / best[r]:.2f}")
-        if "scalar_rgb/independent" in best:
-            ok = best["ours"] <= 0.5 * best["scalar_rgb/independent"]
-            lines.append(f"- target (at most half of `scalar_rgb`'s time, Mitsuba's default "
-                         f"sampler): {'met' if ok else 'NOT met'}")
-    lines += ["", "Notes: our samples are Owen-scrambled Sobol points (randomised QMC), "
-              "Mitsuba's default sampler is `independent`; the `multijitter` rows compare "
-              "renderers at a similar error per sample, so they isolate the speed per path. "
-              "Mitsuba's stratified samplers round some counts up (`multijitter`: 17-19 spp "
-              "become 20), so their spp can overshoot the target. The machine is shared: "
-              "runs are interleaved and the best round counts; the spread of the rounds "
-              "shows the load."]
+            n, err = spp[r]
+            ratio = best[r] / t_ours if ours else float("nan")
+            lines.append(f"| {_label(r)} | {n} | {err:.4f} | {best[r]:.2f} s | "
+                         f"{', '.join(f'{t:.2f}' for t in times[r])} | "
+                         f"{SIZE * SIZE * n / best[r] / 1e6:.2f} | {ratio:.2f}x |")
+        if ours:
+            lines.append("")
+            for r in renderers:
+                if not r.startswith("ours/"):
+                    lines.append(f"- ours (`{ours.split('/')[1]}`) / Mitsuba `{r}` time to RMSE "
+                                 f"{target}: {t_ours / best[r]:.2f}")
+            if "scalar_rgb/independent" in best:
+                ok = t_ours <= 0.5 * best["scalar_rgb/independent"]
+                lines.append(f"- target (at most half of `scalar_rgb`'s time, Mitsuba's default "
+                             f"sampler): {'met' if ok else 'NOT met'}")
+    lines += ["", "Notes: our default samples are Owen-scrambled Sobol points (randomised "
+              "QMC), Mitsuba's default sampler is `independent`; the `multijitter` rows "
+              "compare renderers at a similar error per sample, so they isolate the speed "
+              "per path, and our `independent` rows compare with Mitsuba's default at the "
+              "same error per sample. Mitsuba's stratified samplers round some counts up "
+              "(`multijitter`: 17-19 spp become 20), so their spp can overshoot the target. "
+              "The machine is shared: runs are interleaved and the best round counts; the "
+              "spread of the rounds shows the load."]
     if latency:
         lines += ["", "First render in a fresh process (`import raytrace`, load "
                   "`scenes/cornell_box.json`, render 256 x 256 at 1 spp):", "",

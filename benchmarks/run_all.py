@@ -21,7 +21,8 @@ from reports import OUTPUT, RECORDED, REPO
 HERE = pathlib.Path(__file__).resolve().parent
 ORDER = ["render", "bvh", "curves", "skinning", "particles"]
 DURATION = ("15 minutes to over an hour on 2 cores, most of it bench_path.py against "
-            "Mitsuba (its first run also renders an 8192-spp Mitsuba reference)")
+            "Mitsuba on two scenes (its first run also renders their 8192-spp Mitsuba "
+            "references, about 15 minutes)")
 
 
 def collect(folder, target):

@@ -241,3 +241,37 @@ def render_mitsuba(mi_dict, spp, seed=0):
 
     scene = mi.load_dict(mi_dict)
     return np.array(mi.render(scene, spp=int(spp), seed=int(seed)), np.float64)[..., :3]
+
+
+# ---------------------------------------------------------------- cube-map environments
+def envmap_dict(latlong):
+    """A Mitsuba ``envmap`` emitter dict from a lat-long image (H, W, 3), linear radiance.
+
+    Mitsuba's convention (``src/emitters/envmap.cpp``): a direction d has
+    ``u = atan2(d.x, -d.z) / 2 pi`` (wrapped) and ``v = acos(d.y) / pi``; column ``i`` is
+    centred at ``u = (i + 0.5) / W`` and wraps, row ``j`` sits at ``v = j / (H - 1)``.
+    A float32 bitmap is taken as linear (no sRGB decoding)."""
+    import mitsuba as mi
+
+    image = np.ascontiguousarray(latlong, np.float32)
+    if image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError("lat-long image must be (H, W, 3)")
+    return {"type": "envmap", "bitmap": mi.Bitmap(image, pixel_format=mi.Bitmap.PixelFormat.RGB)}
+
+
+def mitsuba_path_scene_dict_latlong(scene, base_dir, latlong, spp=16, variant="scalar_rgb"):
+    """:func:`mitsuba_path_scene_dict` for a scene whose ``background`` is a
+    ``cube_map``: the environment becomes an ``envmap`` emitter showing ``latlong``, that
+    cube map resampled to Mitsuba's latitude-longitude layout (see :func:`envmap_dict`;
+    ``benchmarks/bench_scenes.py`` makes it with our cube-map lookup, since the face
+    orientations are defined by that lookup rather than by the format document)."""
+    bg = scene.get("background", {})
+    if "cube_map" not in bg:
+        raise PathMappingError("background has no cube_map")
+    if any(x != 0 for x in bg.get("ambient", [0, 0, 0])):
+        raise PathMappingError("ambient light is not mapped")
+    stripped = copy.deepcopy(scene)
+    stripped["background"] = {}
+    out = mitsuba_path_scene_dict(stripped, base_dir, spp=spp, variant=variant)
+    out["environment"] = envmap_dict(latlong)
+    return out
