@@ -234,23 +234,23 @@ def test_mitsuba_renders_our_sky(mi, latlong, asym, output_dir):
     asymmetric map do not."""
     import raytrace
 
+    def agree(name, scene, base, image):
+        """Our render and Mitsuba's with ``image`` as its envmap, saved and compared."""
+        ours, theirs = _both(scene, base, image)
+        good = theirs(image)
+        raytrace.save_image(output_dir / f"{name}_ours.png", ours)
+        raytrace.save_image(output_dir / f"{name}_mitsuba.png", good)
+        diff = _rel_diff(good, ours)
+        assert np.all(diff < 0.02), diff
+        return ours, theirs, good, diff
+
     scene = mirror_sphere_scene()
-    ours, theirs = _both(scene, bench_scenes.SCENES_DIR, latlong)
-    good = theirs(latlong)
-    raytrace.save_image(output_dir / "sky_ours.png", ours)
-    raytrace.save_image(output_dir / "sky_mitsuba.png", good)
-    diff = _rel_diff(good, ours)
-    assert np.all(diff < 0.02), diff
+    ours, _, good, _ = agree("sky", scene, bench_scenes.SCENES_DIR, latlong)
     assert np.all(np.abs(good.reshape(-1, 3).mean(axis=0) / ours.reshape(-1, 3).mean(axis=0) - 1) < 0.01)
 
     folder, _, latlong_a = asym
     scene["background"]["cube_map"] = folder.name
-    ours, theirs = _both(scene, folder.parent, latlong_a)
-    good = theirs(latlong_a)
-    raytrace.save_image(output_dir / "asym_ours.png", ours)
-    raytrace.save_image(output_dir / "asym_mitsuba.png", good)
-    diff = _rel_diff(good, ours)
-    assert np.all(diff < 0.02), diff
+    ours, theirs, _, diff = agree("asym", scene, folder.parent, latlong_a)
     for wrong in WRONG(latlong_a):
         bad = _rel_diff(theirs(wrong), ours)
         assert bad.max() > 0.1 and bad.max() > 5 * diff.max(), (bad, diff)

@@ -238,40 +238,44 @@ def has_instance_levels(acc):
     return "inst_nodes" in getattr(acc, "fields", getattr(acc, "_fields", ()))
 
 
-def instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    """:func:`closest_instance_hit` for either accel type; a constant miss (Hit, -1) for
-    an ``Accel`` (no instances). Numba kernels only."""
-    raise TypeError("instance_hit is called from Numba kernels only")
+def by_instance_levels(name, with_levels, without, doc):
+    """A function ``name(acc, ox, oy, oz, dx, dy, dz, tmin, tmax)`` for Numba kernels that
+    compiles to ``with_levels`` (a jitted function of the same arguments) when ``acc`` is
+    a :class:`SceneAccel` and to ``without`` when it is an ``Accel`` (no instances)."""
+    def stub(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+        raise TypeError(f"{name} is called from Numba kernels only")
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = doc
 
-
-def instance_occluded(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    """:func:`any_instance_hit` for either accel type; False for an ``Accel``. Numba
-    kernels only."""
-    raise TypeError("instance_occluded is called from Numba kernels only")
-
-
-@overload(instance_hit, inline="always")
-def _instance_hit_impl(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    if has_instance_levels(acc):
-        return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: closest_instance_hit(
-            acc, ox, oy, oz, dx, dy, dz, tmin, tmax)
-    return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: _no_instance_hit()
+    @overload(stub, inline="always")
+    def _impl(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+        chosen = with_levels if has_instance_levels(acc) else without
+        return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: chosen(acc, ox, oy, oz, dx, dy, dz,
+                                                                      tmin, tmax)
+    return stub
 
 
 @njit(cache=True)
-def _no_instance_hit():
+def _no_instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """The miss of a scene without instances (a call, not an inlined tuple: Numba's
     parfors array analysis rejects the inlined one in ``prange`` kernels)."""
     return Hit(INF, MISS, -1, 0.0, 0.0), -1
 
 
-@overload(instance_occluded, inline="always")
-def _instance_occluded_impl(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    if has_instance_levels(acc):
-        return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: any_instance_hit(
-            acc, ox, oy, oz, dx, dy, dz, tmin, tmax)
-    return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: False
+@njit(cache=True, inline="always")
+def _not_occluded(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    return False
+
+
+instance_hit = by_instance_levels(
+    "instance_hit", closest_instance_hit, _no_instance_hit,
+    """:func:`closest_instance_hit` for either accel type; a constant miss (Hit, -1) for
+    an ``Accel`` (no instances). Numba kernels only.""")
+instance_occluded = by_instance_levels(
+    "instance_occluded", any_instance_hit, _not_occluded,
+    """:func:`any_instance_hit` for either accel type; False for an ``Accel``. Numba
+    kernels only.""")
 
 
 __all__ = ["SceneAccel", "build_scene_accel", "closest_instance_hit", "any_instance_hit", "Accel",
-           "has_instance_levels", "instance_hit", "instance_occluded"]
+           "by_instance_levels", "has_instance_levels", "instance_hit", "instance_occluded"]

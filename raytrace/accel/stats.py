@@ -11,10 +11,9 @@ import math
 
 import numpy as np
 from numba import carray, njit, prange
-from numba.extending import overload
 
 from raytrace.accel.build import BLOCK
-from raytrace.accel.instances import has_instance_levels
+from raytrace.accel.instances import by_instance_levels
 from raytrace.accel.lowlevel import alloca_f32, alloca_f64, alloca_i32, ctz, data_ptr, offset
 from raytrace.accel.simd import block_hits, node_mask, tri_id_of
 from raytrace.accel.traverse import STACK_SIZE, WIDTH, _TFAR_SCALE, _push_hit_children, _ray_setup
@@ -122,18 +121,15 @@ def _instance_cost(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     return best_t, nodes, prims
 
 
-def instance_cost(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+@njit(cache=True, inline="always")
+def _no_instance_cost(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
+    return tmax, 0, 0
+
+
+instance_cost = by_instance_levels(
+    "instance_cost", _instance_cost, _no_instance_cost,
     """:func:`_instance_cost` for either accel type; ``(tmax, 0, 0)`` for an ``Accel``
-    (a scene without instances). Numba kernels only."""
-    raise TypeError("instance_cost is called from Numba kernels only")
-
-
-@overload(instance_cost, inline="always")
-def _instance_cost_impl(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    if has_instance_levels(acc):
-        return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: _instance_cost(
-            acc, ox, oy, oz, dx, dy, dz, tmin, tmax)
-    return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: (tmax, 0, 0)
+    (a scene without instances). Numba kernels only.""")
 
 
 @njit(cache=True)
