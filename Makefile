@@ -8,7 +8,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.cache/numba
 
-.PHONY: render renders test bench clean
+.PHONY: render renders test bench prebuilt clean
 
 $(VENV)/.installed-run: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ render: $(VENV)/.installed-run
 # every image the README shows (tests/test_renders_current.py checks they are current)
 renders: $(VENV)/.installed-run
 	$(BIN)/python scripts/render_all.py
+
+# the compiled kernels shipped in */prebuilt/ (after editing a kernel; tests/test_prebuilt.py
+# fails while they are stale); 2-4 minutes
+prebuilt: $(VENV)/.installed-run
+	$(BIN)/python scripts/prebuild_kernels.py
 
 # -n auto: one pytest-xdist worker per core (a test file stays on one worker); the tests'
 # conftest compiles both integrators into the Numba cache first. Chromium (the HTML

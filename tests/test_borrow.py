@@ -99,11 +99,12 @@ def small_kernel_counts():
 
 
 def run_fresh(code, tmp_path, **env_vars):
-    """Run ``code`` in a fresh Python with an empty Numba cache; its last stdout line is
-    JSON, returned decoded."""
+    """Run ``code`` in a fresh Python with an empty Numba cache and without the shipped
+    kernels (the tests read the LLVM IR of kernels compiled there); its last stdout line
+    is JSON, returned decoded."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAYTRACE_")}
     env.update(NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"), PYTHONPATH=str(REPO),
-               **env_vars)
+               RAYTRACE_PREBUILT="0", **env_vars)
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, env=env,
                        capture_output=True, text=True, timeout=1500)
     assert r.returncode == 0, r.stderr[-3000:]

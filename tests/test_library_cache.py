@@ -49,7 +49,8 @@ print(json.dumps([sorted(folders), hits, misses, numba.config.CACHE_DIR]))
 
 
 def _run(name, source, base):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(base))
+    # RAYTRACE_PREBUILT=0: the shipped kernels (tests/test_prebuilt.py) would be loaded
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(base), RAYTRACE_PREBUILT="0")
     r = subprocess.run([sys.executable, "-c", SCRIPT.format(probe=PROBE[name], name=name), str(source)],
                        capture_output=True, text=True, env=env, cwd=source)
     assert r.returncode == 0, r.stderr[-2000:]

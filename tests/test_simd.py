@@ -662,7 +662,8 @@ BROKEN_SIMD = """
 
 
 def test_broken_simd_falls_back_with_one_warning(tmp_path):
-    (in_use, messages, hits), _ = run_python(BROKEN_SIMD, tmp_path / "cache")
+    # RAYTRACE_PREBUILT=0: the shipped kernels would be loaded, and the codegen never run
+    (in_use, messages, hits), _ = run_python(BROKEN_SIMD, tmp_path / "cache", RAYTRACE_PREBUILT="0")
     assert not in_use
     assert len(messages) == 1 and "plain loops" in messages[0] and "pointee" in messages[0]
     here = trace_all()
@@ -702,8 +703,8 @@ def test_cache_folders_keep_simd_and_loops_apart(tmp_path):
                     ignore=shutil.ignore_patterns("__pycache__"))
     base = tmp_path / "cache"
 
-    def run(**env):
-        return run_python(CACHE_STATS, base, source=source, **env)[0]
+    def run(**env):   # RAYTRACE_PREBUILT=0: the test is about what compiles into which folder
+        return run_python(CACHE_STATS, base, source=source, RAYTRACE_PREBUILT="0", **env)[0]
 
     simd_dir, on, hits, misses, origin = run()
     assert origin == str(source / "raytrace" / "__init__.py")

@@ -7,6 +7,13 @@ can meet the cache of its previous version. Here each package's kernels get a fo
 ``<base>/<name>-<source hash>[-<tag>]``: any edit of a hashed file starts a fresh folder;
 the newest few folders of a package are kept, older ones removed.
 
+Kernels are compiled for a named, portable CPU level (:func:`use_portable_cpu`:
+``x86-64-v3``, i.e. AVX2 and FMA) rather than for this exact processor, when the processor
+has that level: the compiled code, and Numba's cache key for it, are then the same on
+every such machine, which lets ``raytrace`` ship kernels compiled ahead of time
+(``raytrace/_prebuilt.py``). Measured on the path tracer and the Whitted kernel, the level
+is as fast as compiling for the host (``docs/architecture.md``).
+
 The base folder is ``$NUMBA_CACHE_DIR`` when set, else ``~/.cache/raytrace-numba`` (a
 per-user folder in the temporary directory when that is not writable).
 
@@ -25,6 +32,10 @@ import tempfile
 import warnings
 
 KEEP = 3
+PORTABLE_CPU = "x86-64-v3"
+# what x86-64-v3 adds to x86-64 (LLVM's names; the host must have each one)
+PORTABLE_FEATURES = ("avx", "avx2", "bmi", "bmi2", "cx16", "f16c", "fma", "lzcnt", "movbe",
+                     "popcnt", "sahf", "sse3", "sse4.1", "sse4.2", "ssse3", "xsave")
 _OFF = ("0", "off", "false", "no")
 _ON = ("", "1", "on", "true", "yes")
 
@@ -39,6 +50,38 @@ def switch_on(name):
     if value not in _ON:
         warnings.warn(f"{name}={os.environ[name]!r} not understood (use 0 or 1); using 1",
                       RuntimeWarning, stacklevel=2)
+    return True
+
+
+def codegen_started():
+    """Whether Numba's CPU code generator exists already (the first ``@njit`` decoration of
+    the process creates it, with the CPU name and features it will use for good)."""
+    from numba.core.registry import cpu_target
+    return "_toplevel_target_context" in vars(cpu_target)
+
+
+def use_portable_cpu():
+    """Make Numba compile for :data:`PORTABLE_CPU` instead of the host's exact processor,
+    when all of these hold: the host is x86-64 and has every feature of that level; neither
+    ``NUMBA_CPU_NAME`` nor ``NUMBA_CPU_FEATURES`` is set (the user's choice wins);
+    ``RAYTRACE_PORTABLE_CPU`` is not ``0``; and no kernel has been decorated yet in this
+    process (Numba fixes its target when the first one is). Process-wide: ``@njit``
+    functions of the caller's own then compile for that level too.
+
+    Returns whether Numba compiles for the portable level."""
+    import numba
+    import llvmlite.binding as ll
+
+    if (numba.config.CPU_NAME, numba.config.CPU_FEATURES) == (PORTABLE_CPU, ""):
+        return True
+    if (numba.config.CPU_NAME is not None or numba.config.CPU_FEATURES is not None
+            or not switch_on("RAYTRACE_PORTABLE_CPU") or codegen_started()
+            or not ll.get_process_triple().startswith("x86_64")):
+        return False
+    host = ll.get_host_cpu_features()
+    if not all(host.get(feature, False) for feature in PORTABLE_FEATURES):
+        return False
+    numba.config.CPU_NAME, numba.config.CPU_FEATURES = PORTABLE_CPU, ""
     return True
 
 
@@ -92,10 +135,14 @@ def kernel_cache(name, package_dir):
     own default places, when no base is writable)."""
     import numba
 
+    use_portable_cpu()
+    from . import prebuilt
+
     old = numba.config.CACHE_DIR
     folder = make_folder(name, source_hash(package_dir))
     if folder is not None:
         numba.config.CACHE_DIR = str(folder)
+    prebuilt.seed(folder, package_dir)   # kernels shipped in <package>/prebuilt/, when they fit
     try:
         yield folder
     finally:

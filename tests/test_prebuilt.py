@@ -1,0 +1,228 @@
+"""Shipped, ahead-of-time compiled kernels (userio/prebuilt.py): used only where they are
+exactly what this process would compile, and then nothing compiles and the image is the
+compiled one's, bit for bit."""
+import hashlib
+import io
+import json
+import os
+import pathlib
+import pickle
+import shutil
+import subprocess
+import sys
+import tarfile
+import textwrap
+
+import numba
+import numpy as np
+import pytest
+
+from userio import numba_cache, prebuilt
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+BUNDLED = [name for name in ("raytrace", "curves", "skinning", "particles")
+           if (REPO / name / "prebuilt" / prebuilt.MANIFEST).exists()]
+REBUILD = "bundle is stale: run `python scripts/prebuild_kernels.py` and commit */prebuilt/"
+
+
+def manifest(package):
+    return json.loads((REPO / package / "prebuilt" / prebuilt.MANIFEST).read_text())
+
+
+def expected_folder(package):
+    if package == "raytrace":
+        from raytrace import _numba_cache
+        return f"raytrace-{_numba_cache.source_hash(REPO / 'raytrace')}-{_numba_cache.mode_tag()}"
+    return f"{package}-{numba_cache.source_hash(REPO / package)}"
+
+
+def environment_mismatch(package):
+    """Why this test environment cannot use the bundle (another Numba, Python or CPU), or None."""
+    key = manifest(package)["key"]
+    import llvmlite
+    if (key["numba"], key["llvmlite"], key["python"]) != (numba.__version__, llvmlite.__version__,
+                                                         sys.implementation.cache_tag):
+        return f"bundle made for Numba {key['numba']}, llvmlite {key['llvmlite']}, {key['python']}"
+    if numba.config.CPU_NAME != numba_cache.PORTABLE_CPU:
+        return f"Numba does not compile for {numba_cache.PORTABLE_CPU} here (no such CPU level?)"
+    return None
+
+
+def test_raytrace_ships_a_bundle():
+    assert "raytrace" in BUNDLED
+
+
+@pytest.mark.parametrize("package", BUNDLED)
+def test_bundle_is_current(package):
+    """The bundle was compiled from the source as it is: same content-keyed folder, and
+    each kernel's index stamped with the SHA-256 of its source file as it is now."""
+    m = manifest(package)
+    assert m["key"]["folder"] == expected_folder(package), REBUILD
+    with tarfile.open(REPO / package / "prebuilt" / prebuilt.ARCHIVE, "r:xz") as archive:
+        names = set(archive.getnames())
+        for entry in m["indexes"]:
+            assert entry["member"] in names and set(entry["data"]) <= names, entry
+            prebuilt._check_stamp(archive.extractfile(entry["member"]).read(), REPO / package / entry["source"])
+
+
+@pytest.mark.parametrize("package", BUNDLED)
+def test_bundle_is_for_this_numba_and_cpu_level(package):
+    key = manifest(package)["key"]
+    assert key["codegen"][1:] == [numba_cache.PORTABLE_CPU, ""], key["codegen"]
+    reason = environment_mismatch(package)
+    if reason:
+        pytest.skip(reason)
+    assert key["codegen"] == list(numba.core.registry.cpu_target.target_context.codegen().magic_tuple())
+
+
+def test_check_stamp_rejects_another_file():
+    m = manifest("raytrace")
+    entry = m["indexes"][0]
+    with tarfile.open(REPO / "raytrace" / "prebuilt" / prebuilt.ARCHIVE, "r:xz") as archive:
+        index = archive.extractfile(entry["member"]).read()
+    prebuilt._check_stamp(index, REPO / "raytrace" / entry["source"])   # its own file passes
+    edited = REPO / "raytrace" / entry["source"]
+    with pytest.raises(ValueError):
+        prebuilt._check_stamp(index, REPO / "raytrace" / "cli.py" if edited.name != "cli.py" else REPO / "README.md")
+
+
+def _bundle_copy(tmp_path, change=None, archive_bytes=None):
+    """A copy of raytrace's bundle folder, its manifest key changed by ``change`` (dict)."""
+    out = tmp_path / "bundle"
+    out.mkdir(parents=True)
+    m = manifest("raytrace")
+    m["key"].update(change or {})
+    (out / prebuilt.MANIFEST).write_text(json.dumps(m))
+    source = REPO / "raytrace" / "prebuilt" / prebuilt.ARCHIVE
+    (out / prebuilt.ARCHIVE).write_bytes(archive_bytes if archive_bytes is not None else source.read_bytes())
+    return out
+
+
+def _cache_folder(tmp_path):
+    folder = tmp_path / "cache" / manifest("raytrace")["key"]["folder"]
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.mark.parametrize("change, word", [
+    ({"folder": "raytrace-0123456789abcdef-simd-borrow"}, "folder"),   # edited source
+    ({"numba": "0.68.0rc1"}, "numba"),
+    ({"llvmlite": "0.49.0"}, "llvmlite"),
+    ({"python": "cpython-399"}, "python"),
+    ({"codegen": ["x86_64-unknown-linux-gnu", "znver4", "+avx512f"]}, "codegen"),   # another CPU
+])
+def test_a_bundle_for_anything_else_is_not_used(tmp_path, change, word):
+    if environment_mismatch("raytrace"):
+        pytest.skip(environment_mismatch("raytrace"))
+    folder = _cache_folder(tmp_path)
+    result = prebuilt.seed(folder, REPO / "raytrace", _bundle_copy(tmp_path, change))
+    assert isinstance(result, str) and word in result, result
+    assert not any(folder.rglob("*")), "nothing may be written"
+
+
+def test_a_fitting_bundle_seeds_every_kernel_and_keeps_what_is_there(tmp_path):
+    """Negative control of the test above: the unchanged manifest seeds. An index that
+    exists (compiled here) is kept as it is."""
+    if environment_mismatch("raytrace"):
+        pytest.skip(environment_mismatch("raytrace"))
+    m = manifest("raytrace")
+    folder = _cache_folder(tmp_path)
+    first = m["indexes"][0]
+    mine = folder / prebuilt.cache_subfolder(REPO / "raytrace" / first["source"]) / first["file"]
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(b"compiled here")
+    assert prebuilt.seed(folder, REPO / "raytrace", _bundle_copy(tmp_path)) == len(m["indexes"]) - 1
+    assert mine.read_bytes() == b"compiled here"
+    for entry in m["indexes"][1:]:
+        sub = folder / prebuilt.cache_subfolder(REPO / "raytrace" / entry["source"])
+        assert (sub / entry["file"]).exists()
+        assert all((sub / pathlib.PurePosixPath(d).name).exists() for d in entry["data"])
+    assert prebuilt.seed(folder, REPO / "raytrace", _bundle_copy(tmp_path / "again")) == 0
+
+
+def test_a_broken_archive_warns_and_writes_no_index(tmp_path):
+    if environment_mismatch("raytrace"):
+        pytest.skip(environment_mismatch("raytrace"))
+    folder = _cache_folder(tmp_path)
+    with pytest.warns(RuntimeWarning, match="shipped kernels not used"):
+        result = prebuilt.seed(folder, REPO / "raytrace", _bundle_copy(tmp_path, archive_bytes=b"not xz"))
+    assert result.startswith("failed")
+    assert not list(folder.rglob("*.nbi"))
+
+
+def test_switch_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAYTRACE_PREBUILT", "0")
+    folder = _cache_folder(tmp_path)
+    assert prebuilt.seed(folder, REPO / "raytrace", _bundle_copy(tmp_path)) == "RAYTRACE_PREBUILT=0"
+
+
+RENDER = """
+import json, sys
+import numpy as np
+from numba.core import event
+with event.install_recorder("numba:compile") as rec:
+    import raytrace
+    scene = raytrace.load_scene(sys.argv[1])
+    image = raytrace.render(scene, width=40, height=30, spp=2, progress=False)
+np.save(sys.argv[2], image)
+compiled = sorted({ev.data["dispatcher"].py_func.__module__ + "." + ev.data["dispatcher"].py_func.__qualname__
+                   for _, ev in rec.buffer if ev.is_start})
+import numba
+print(json.dumps([raytrace.__file__, compiled, numba.config.CPU_NAME]))
+"""
+
+
+def _render(tmp_path, tag, source_root, scene, **env_vars):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAYTRACE_", "NUMBA_CPU"))}
+    env.update(NUMBA_CACHE_DIR=str(tmp_path / f"cache-{tag}"), PYTHONPATH=str(source_root), **env_vars)
+    out = tmp_path / f"{tag}.npy"
+    r = subprocess.run([sys.executable, "-c", RENDER, str(scene), str(out)], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    where, compiled, cpu = json.loads(r.stdout.strip().splitlines()[-1])
+    return np.load(out), compiled, pathlib.Path(where), cpu
+
+
+def test_fresh_checkout_renders_without_compiling_and_like_a_compiled_render(tmp_path):
+    """A copy of the packages at another path (a fresh clone) with an empty cache compiles
+    no raytrace kernel; the image equals, bit for bit, that of kernels compiled here with
+    the bundle switched off. Fails when the seeding stops working (a Numba change)."""
+    if environment_mismatch("raytrace"):
+        pytest.skip(environment_mismatch("raytrace"))
+    clone = tmp_path / "clone"
+    for package in ("raytrace", "userio", "curves", "skinning", "particles"):
+        shutil.copytree(REPO / package, clone / package, ignore=shutil.ignore_patterns("__pycache__"))
+    scene = REPO / "scenes" / "spheres.json"
+    seeded, compiled_seeded, where, cpu = _render(tmp_path, "seeded", clone, scene)
+    assert where.is_relative_to(clone) and cpu == numba_cache.PORTABLE_CPU
+    assert not [name for name in compiled_seeded if name.startswith("raytrace.")], compiled_seeded
+    own, compiled_own, _, _ = _render(tmp_path, "compiled", REPO, scene, RAYTRACE_PREBUILT="0")
+    assert "raytrace.kernels.whitted.whitted_rows" in compiled_own   # the control did compile
+    assert seeded.dtype == own.dtype and np.array_equal(seeded, own)
+
+
+PORTABLE = """
+import json, numba
+{before}
+import raytrace
+print(json.dumps([numba.config.CPU_NAME, numba.config.CPU_FEATURES]))
+"""
+
+
+@pytest.mark.parametrize("before, env_vars, expected", [
+    ("", {}, [numba_cache.PORTABLE_CPU, ""]),
+    ("numba.njit(lambda x: x + 1)", {}, [None, None]),   # code generator already made: left alone
+    ("", {"NUMBA_CPU_NAME": "generic"}, ["generic", ""]),   # the user's choice wins
+    ("", {"RAYTRACE_PORTABLE_CPU": "0"}, [None, None]),
+])
+def test_portable_cpu_level_is_chosen_only_before_the_first_kernel(tmp_path, before, env_vars, expected):
+    import llvmlite.binding as ll
+    host = ll.get_host_cpu_features()
+    if not all(host.get(f, False) for f in numba_cache.PORTABLE_FEATURES):
+        pytest.skip(f"this CPU lacks {numba_cache.PORTABLE_CPU}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAYTRACE_", "NUMBA_CPU"))}
+    env.update(NUMBA_CACHE_DIR=str(tmp_path / "cache"), **env_vars)
+    r = subprocess.run([sys.executable, "-c", PORTABLE.format(before=before)], cwd=REPO, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == expected
