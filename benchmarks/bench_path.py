@@ -24,7 +24,9 @@ each Mitsuba variant with its default ``independent`` sampler and with ``multiji
   ``--rounds`` rounds, renderers interleaved within a round (the 2 cores are shared);
 - paths per second = 256 * 256 * spp / that time;
 - for ours also the first render of the Cornell box in a fresh process with an empty
-  (cold) and a filled (warm) Numba cache: import, scene load and a 1-spp render.
+  Numba cache (the shipped kernels in ``raytrace/prebuilt/`` load; "cold, compiling"
+  with ``RAYTRACE_PREBUILT=0``) and with a filled one (warm): import, scene load and a
+  1-spp render.
 
 The headline, per scene, is ours (best of our samplers) / Mitsuba ``llvm_ad_rgb`` (best
 of its samplers), time to the target RMSE, and the same against ``scalar_rgb``.
@@ -247,8 +249,8 @@ def spp_for_target(scene_name, renderer, target, ref, ref_var, llvm, first_spp):
     raise RuntimeError(f"{scene_name} {renderer}: no spp found for RMSE {target}")
 
 
-def fresh_process_latency(cache_dir):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+def fresh_process_latency(cache_dir, shipped=True):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), RAYTRACE_PREBUILT="1" if shipped else "0")
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, __file__, "--first-render"], env=env,
                        capture_output=True, text=True)
@@ -350,7 +352,9 @@ def main(argv=None):
     latency = {}
     if any(r.startswith("ours/") for r in renderers) and not args.no_latency:
         with tempfile.TemporaryDirectory() as cold_dir:
-            latency["cold"] = fresh_process_latency(cold_dir)
+            latency["cold, shipped kernels"] = fresh_process_latency(cold_dir)
+        with tempfile.TemporaryDirectory() as cold_dir:
+            latency["cold, compiling"] = fresh_process_latency(cold_dir, shipped=False)
             latency["warm"] = min((fresh_process_latency(cold_dir) for _ in range(args.rounds)),
                                   key=lambda d: d["process"])
     write_results(args, scenes, renderers, results, latency, time.perf_counter() - started)

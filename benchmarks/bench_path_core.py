@@ -2,8 +2,10 @@
 
     python benchmarks/bench_path_core.py [--spp 32] [--record]
 
-- first render in a fresh process with an empty (cold) and a filled (warm) Numba cache:
-  ``import raytrace``, load scenes/cornell_box.json, one 64 x 64 path-traced pass;
+- first render in a fresh process (``import raytrace``, load scenes/cornell_box.json, one
+  64 x 64 path-traced pass) with an empty Numba cache, once loading the shipped kernels
+  (``raytrace/prebuilt/``) and once compiling (``RAYTRACE_PREBUILT=0``), then with the
+  cache that compile filled (warm);
 - paths per second on scenes/cornell_box.json at 256 x 256, max_depth 8, box filter,
   for both samplers and 1 and 2 threads (best of 3, after a warm-up render);
 - the same for scenes/path_glass.json (dielectrics, a sphere light; max_depth 16).
@@ -40,8 +42,11 @@ print(t1 - t0, t2 - t1, t3 - t2)
 """
 
 
-def first_render(cache_dir):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+def first_render(cache_dir, shipped=True):
+    """Seconds (import, load, render, whole process) of a first render in a fresh process
+    with the Numba cache in ``cache_dir``; ``shipped=False`` turns the shipped kernels off
+    (``RAYTRACE_PREBUILT=0``), so an empty cache compiles."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), RAYTRACE_PREBUILT="1" if shipped else "0")
     code = FIRST_RENDER.format(scene=str(REPO / "scenes" / "cornell_box.json"))
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
@@ -74,8 +79,10 @@ def main():
     add_record_flag(p)
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as cold:
-        cold_t = first_render(cold)
-        warm_t = first_render(cold)
+        compile_t = first_render(cold, shipped=False)
+        warm_t = first_render(cold, shipped=False)
+    with tempfile.TemporaryDirectory() as cold:
+        shipped_t = first_render(cold)
     rows = []
     for name, size in (("cornell_box", {}), ("path_glass", {"width": 256, "height": 192})):
         for sampler in ("sobol", "independent"):
@@ -95,8 +102,9 @@ def main():
         "",
         "| Numba cache | import | load (incl. BVH) | first render | whole process |",
         "|---|---|---|---|---|",
-        "| cold | " + " | ".join(f"{x:.2f} s" for x in cold_t) + " |",
-        "| warm | " + " | ".join(f"{x:.2f} s" for x in warm_t) + " |",
+        "| empty, shipped kernels (the default) | " + " | ".join(f"{x:.2f} s" for x in shipped_t) + " |",
+        "| empty, compiling (`RAYTRACE_PREBUILT=0`) | " + " | ".join(f"{x:.2f} s" for x in compile_t) + " |",
+        "| warm (compiled before) | " + " | ".join(f"{x:.2f} s" for x in warm_t) + " |",
         "",
         f"Throughput, {args.spp} spp, box filter, best of 3 (cornell_box: 256 x 256, max_depth 8; "
         "path_glass: 256 x 192, max_depth 16):",

@@ -150,6 +150,22 @@ def test_a_broken_archive_warns_and_writes_no_index(tmp_path):
     assert not list(folder.rglob("*.nbi"))
 
 
+def test_an_index_for_other_source_is_refused_before_anything_is_written(tmp_path):
+    """Second guard, behind the folder name: each index's stamp must match the source file
+    in the checkout it is seeded for (here a copy with one kernel file edited)."""
+    if environment_mismatch("raytrace"):
+        pytest.skip(environment_mismatch("raytrace"))
+    copy = tmp_path / "src" / "raytrace"
+    shutil.copytree(REPO / "raytrace", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    edited = copy / manifest("raytrace")["indexes"][-1]["source"]
+    edited.write_text(edited.read_text() + "\n# edited\n")
+    folder = _cache_folder(tmp_path)
+    with pytest.warns(RuntimeWarning, match="does not match"):
+        result = prebuilt.seed(folder, copy, _bundle_copy(tmp_path))
+    assert result.startswith("failed")
+    assert not any(folder.rglob("*"))
+
+
 def test_switch_off(tmp_path, monkeypatch):
     monkeypatch.setenv("RAYTRACE_PREBUILT", "0")
     folder = _cache_folder(tmp_path)

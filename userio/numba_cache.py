@@ -42,8 +42,8 @@ _ON = ("", "1", "on", "true", "yes")
 
 def switch_on(name):
     """Whether the environment switch ``name`` (``RAYTRACE_SIMD``, ``RAYTRACE_BORROW``,
-    ``RAYTRACE_FAST_INLINE``) is on (the default). An unrecognised value warns and counts
-    as on."""
+    ``RAYTRACE_FAST_INLINE``, ``RAYTRACE_PREBUILT``, ``RAYTRACE_PORTABLE_CPU``) is on (the
+    default). An unrecognised value warns and counts as on."""
     value = os.environ.get(name, "").strip().lower()
     if value in _OFF:
         return False

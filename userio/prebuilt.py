@@ -127,13 +127,14 @@ def seed(folder, package_dir, bundle_dir=None):
         wanted.update({data: entry for entry in missing for data in entry["data"]})
         with tarfile.open(bundle_dir / ARCHIVE, "r:xz") as archive:
             members = {m.name: archive.extractfile(m).read() for m in archive.getmembers() if m.name in wanted}
-        for name, entry in wanted.items():   # data files first, each index after its data
+        for entry in missing:
+            _check_stamp(members[entry["member"]], package_dir / entry["source"])
+        for name, entry in wanted.items():   # the data files first, then the indexes
             if name != entry["member"]:
                 target = folder / cache_subfolder(package_dir / entry["source"]) / pathlib.PurePosixPath(name).name
                 _write_atomically(target, members[name])
         for entry in missing:
             target = folder / cache_subfolder(package_dir / entry["source"]) / entry["file"]
-            _check_stamp(members[entry["member"]], package_dir / entry["source"])
             _write_atomically(target, members[entry["member"]])
         return len(missing)
     except Exception as exc:   # the fallback is compiling, as without a bundle
