@@ -7,7 +7,9 @@ In a fresh, empty Numba cache (shipped bundles off: ``RAYTRACE_PREBUILT=0``), th
 in ``scenes/animation/``, small (32 x 24 pixels, 1 sample, 2 frames), and compiles both
 integrators with and without instances. It then writes ``raytrace/prebuilt/``,
 ``curves/prebuilt/``, ``skinning/prebuilt/`` and ``particles/prebuilt/`` (a package whose
-kernels none of this used gets no bundle) with ``userio.prebuilt.make_bundle``.
+kernels none of this used gets no bundle) with ``userio.prebuilt.make_bundle``. A
+package whose bundle already has this key (same source, Numba, Python and CPU level)
+keeps it: the compiled bytes differ from run to run, and git need not carry them again.
 
 Run it after editing a kernel (``tests/test_prebuilt.py`` fails while a bundle is stale),
 on an x86-64 machine with AVX2 and FMA (the kernels are compiled for ``x86-64-v3``), with
@@ -32,6 +34,7 @@ for integrator in ("whitted", "path"):
 """
 
 BUNDLE = """
+import json
 import pathlib
 import {package} as package
 from userio import numba_cache, prebuilt
@@ -42,10 +45,13 @@ if {package!r} == "raytrace":
     folder = numba_cache.make_folder("raytrace", _numba_cache.source_hash(package_dir), _numba_cache.mode_tag())
 else:
     folder = numba_cache.make_folder({package!r}, numba_cache.source_hash(package_dir))
-if any(folder.glob("*/*.nbi")):
-    print(len(prebuilt.make_bundle(folder, package_dir)["indexes"]))
-else:
+old = package_dir / "prebuilt" / prebuilt.MANIFEST
+if not any(folder.glob("*/*.nbi")):
     print(0)
+elif old.exists() and json.loads(old.read_text())["key"] == prebuilt.current_key(folder):
+    print("unchanged")      # same source, Numba, Python, CPU: the bundle in git stays
+else:
+    print(len(prebuilt.make_bundle(folder, package_dir)["indexes"]))
 """
 
 
@@ -89,8 +95,10 @@ def main():
         if result.returncode != 0:
             print(f"{package}: {result.stderr.strip().splitlines()[-1]}")
             return 1
-        count = int(result.stdout.strip())
-        if count:
+        count = result.stdout.strip()
+        if count == "unchanged":
+            print(f"{package}/prebuilt: unchanged (its key is the same)")
+        elif int(count):
             archive = REPO / package / "prebuilt" / "kernels.tar.xz"
             print(f"{package}/prebuilt: {count} kernels, {archive.stat().st_size / 1e6:.1f} MB")
         else:

@@ -1,5 +1,6 @@
-"""The row-kernel runner (``raytrace.kernels.threads.run_rows``): every row once, on the
-thread count Numba is set to, errors and Ctrl-C only after every thread has finished."""
+"""The row-kernel runner (``raytrace.kernels.threads.run_rows``): every row once, handed
+out in the order given to whichever thread asks, on the thread count Numba is set to;
+errors and Ctrl-C only after every thread has finished."""
 import threading
 import time
 
@@ -8,14 +9,20 @@ import numpy as np
 import pytest
 from numba import njit
 
-from raytrace.kernels.threads import run_rows, thread_count
+from raytrace.kernels.threads import next_row, run_rows, thread_count
 
 
 @njit(nogil=True)
-def count_rows(rows, first, step, visits, owner, tag):
-    for k in range(first, rows.shape[0], step):
-        visits[rows[k]] += 1
-        owner[rows[k]] = tag + first
+def count_rows(rows, queue, visits, order, owner, tag):
+    """Each row taken: its visit counted, its place in the hand-out order, its thread."""
+    i = next_row(rows, queue)
+    n = 0
+    while i >= 0:
+        visits[i] += 1
+        owner[i] = tag
+        order[i] = n
+        n += 1
+        i = next_row(rows, queue)
 
 
 def with_threads(n, fn):
@@ -27,17 +34,68 @@ def with_threads(n, fn):
         numba.set_num_threads(before)
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_every_row_once_in_the_order_given(threads):
-    if threads > numba.config.NUMBA_NUM_THREADS:
-        pytest.skip(f"Numba allows {numba.config.NUMBA_NUM_THREADS} thread(s) here")
+def _needs_two_threads():
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs two Numba threads")
+
+
+def test_one_thread_takes_every_row_in_the_order_given():
     rows = (np.arange(37) * 23) % 37                  # a permutation, as the path tracer uses
-    visits, owner = np.zeros(37, np.int64), np.full(37, -1, np.int64)
-    with_threads(threads, lambda: run_rows(count_rows, rows, visits, owner, 100))
+    visits, order, owner = np.zeros(37, np.int64), np.full(37, -1, np.int64), np.zeros(37, np.int64)
+    with_threads(1, lambda: run_rows(count_rows, rows, visits, order, owner, 7))
     assert np.all(visits == 1)
-    # thread t got rows[t::T]
-    for t in range(threads):
-        assert np.all(owner[rows[t::threads]] == 100 + t)
+    assert np.array_equal(order[rows], np.arange(37))
+
+
+def test_two_threads_take_each_row_exactly_once():
+    """Many rows, two threads drawing from one queue: no row lost or taken twice (the
+    counter is atomic), and both threads took rows."""
+    _needs_two_threads()
+    n = 400_000
+    rows = np.arange(n)
+    visits = np.zeros(n, np.int64)
+    order, owner = np.zeros(n, np.int64), np.zeros(n, np.int64)
+
+    def kernel(rows, queue, visits, order, owner):
+        tag = 1 if threading.current_thread() is threading.main_thread() else 2
+        count_rows(rows, queue, visits, order, owner, tag)
+
+    with_threads(2, lambda: run_rows(kernel, rows, visits, order, owner))
+    assert np.all(visits == 1)
+    assert set(np.unique(owner)) == {1, 2}
+
+
+def _python_kernel(slow_thread_name, out, taken):
+    """A row kernel in Python (one lock-guarded counter) whose thread ``slow_thread_name``
+    takes 20 ms per row, the others 1 ms."""
+    lock = threading.Lock()
+
+    def kernel(rows, queue, out):
+        me = threading.current_thread().name
+        while True:
+            with lock:
+                k = int(queue[0])
+                queue[0] = k + 1
+            if k >= rows.shape[0]:
+                return
+            time.sleep(0.02 if me.startswith(slow_thread_name) else 0.001)
+            out[rows[k]] += 1
+            taken.append(me)
+    return kernel
+
+
+def test_a_slow_thread_takes_fewer_rows():
+    """The runner hands rows to whichever thread asks: the thread slowed down 20-fold
+    takes a few rows, the other the rest (a fixed half each would take 20 x 0.02 s)."""
+    _needs_two_threads()
+    out, taken = np.zeros(40), []
+    kernel = _python_kernel("raytrace-rows", out, taken)
+    t0 = time.perf_counter()
+    with_threads(2, lambda: run_rows(kernel, np.arange(40), out))
+    assert np.all(out == 1)
+    slow = sum(name.startswith("raytrace-rows") for name in taken)
+    assert 1 <= slow <= 8, slow
+    assert time.perf_counter() - t0 < 0.3
 
 
 def test_thread_count_follows_numba_and_the_rows():
@@ -48,41 +106,34 @@ def test_thread_count_follows_numba_and_the_rows():
         assert with_threads(2, lambda: thread_count(50)) == 2
 
 
-def _needs_two_threads():
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("needs two Numba threads")
-
-
 def test_a_workers_error_is_raised_after_all_threads_finish():
     _needs_two_threads()
     finished = []
 
-    def kernel(rows, first, step, out):
-        if first == 1:
+    def kernel(rows, queue, out):
+        if threading.current_thread() is not threading.main_thread():
             raise ValueError("row kernel failed")
         time.sleep(0.2)
-        finished.append(first)
+        finished.append("main")
 
     with pytest.raises(ValueError, match="row kernel failed"):
         with_threads(2, lambda: run_rows(kernel, np.arange(4), None))
-    assert finished == [0]
+    assert finished == ["main"]
 
 
 def test_ctrl_c_waits_for_the_other_threads_then_raises():
-    """KeyboardInterrupt in the calling thread's share: the other thread's rows are
-    complete when run_rows raises (a pass is never left half written)."""
+    """KeyboardInterrupt in the calling thread: the other thread takes and finishes every
+    row before run_rows raises (a pass is never left half written)."""
     _needs_two_threads()
-    done = threading.Event()
+    out, taken = np.zeros(6), []
+    worker = _python_kernel("none", out, taken)
 
-    def kernel(rows, first, step, out):
-        if first == 0:
+    def kernel(rows, queue, out):
+        if threading.current_thread() is threading.main_thread():
             raise KeyboardInterrupt
-        time.sleep(0.3)
-        out[rows[first::step]] = 1
-        done.set()
+        time.sleep(0.1)
+        worker(rows, queue, out)
 
-    out = np.zeros(6)
     with pytest.raises(KeyboardInterrupt):
         with_threads(2, lambda: run_rows(kernel, np.arange(6), out))
-    assert done.is_set()
-    assert np.array_equal(out, [0, 1, 0, 1, 0, 1])
+    assert np.array_equal(out, np.ones(6))

@@ -12,6 +12,8 @@
 - ``offset(ptr, n)``: ``ptr + n`` elements.
 - ``ctz(x)``: count of trailing zero bits of a nonzero integer (LLVM ``cttz``).
 - ``fma(a, b, c)``: ``a * b + c`` rounded once (LLVM ``llvm.fma``), float32 or float64.
+- ``fetch_add(counter, n)``: atomically add ``n`` to ``counter[0]`` (int64) and return the
+  value before (LLVM ``atomicrmw add``): a counter several threads draw from.
 
 These are Numba intrinsics (LLVM IR emitted through llvmlite), so they depend on the
 Numba/llvmlite versions (see ``tests/test_simd.py``). Addresses are computed with
@@ -96,3 +98,19 @@ def fma(typingctx, a, b, c):
         return builder.fma(*args)
 
     return a(a, b, c), codegen
+
+
+@intrinsic
+def fetch_add(typingctx, counter, n):
+    """Add ``n`` to ``counter[0]`` (a C-contiguous int64 array) atomically; returns the
+    value it had before. Threads that share the counter each get distinct values."""
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64
+            and counter.layout == "C" and isinstance(n, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ptr = context.make_array(counter)(context, builder, args[0]).data
+        value = context.cast(builder, args[1], signature.args[1], types.int64)
+        return builder.atomic_rmw("add", ptr, value, "monotonic")
+
+    return types.int64(counter, n), codegen

@@ -31,7 +31,7 @@ from .borrow import borrow
 from .camera_rays import camera_ray
 from .intersect import scene_hit
 from .surface import base_color, hit_normals, hit_uv
-from .threads import run_rows
+from .threads import next_row, run_rows
 
 INF = math.inf
 MAX_SPECULAR = 8
@@ -101,12 +101,12 @@ def first_diffuse(bvh, geo, env, hit, ox, oy, oz, dx, dy, dz, eps):
 
 
 @njit(cache=True, nogil=True)
-def aov_rows(rows, first, step, buf, sample, bvh, geo, env, cam, settings, filter_table, sampling):
-    """Add sample ``sample`` of every pixel of rows ``rows[first::step]`` to the AOV buffer
-    (a row kernel of :mod:`raytrace.kernels.threads`)."""
+def aov_rows(rows, queue, buf, sample, bvh, geo, env, cam, settings, filter_table, sampling):
+    """Add sample ``sample`` of every pixel of the rows this thread takes from ``queue`` to
+    the AOV buffer (a row kernel of :mod:`raytrace.kernels.threads`)."""
     bvh, geo, env = borrow(bvh), borrow(geo), borrow(env)
-    for k in range(first, rows.shape[0], step):
-        i = rows[k]
+    i = next_row(rows, queue)
+    while i >= 0:
         for j in range(buf.shape[1]):
             if sampling == WHITTED_SAMPLING:
                 ox, oy, oz, dx, dy, dz = wk.camera_sample(cam, settings, filter_table, i, j, sample)
@@ -132,6 +132,7 @@ def aov_rows(rows, first, step, buf, sample, bvh, geo, env, cam, settings, filte
             buf[i, j, AOV_NORMAL] += nx
             buf[i, j, AOV_NORMAL + 1] += ny
             buf[i, j, AOV_NORMAL + 2] += nz
+        i = next_row(rows, queue)
 
 
 def render_aov_pass(buf, sample, bvh, geo, env, cam, settings, filter_table, sampling):

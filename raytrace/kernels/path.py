@@ -51,7 +51,7 @@ from .intersect import scene_hit, scene_occluded
 from .rng import rand01, sobol2
 from .sampling import warp
 from .surface import base_color, hit_normals
-from .threads import run_rows
+from .threads import next_row, run_rows
 
 INF = math.inf
 RR_MAX = 0.95             # Russian roulette never continues with more than this (Mitsuba)
@@ -302,10 +302,10 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def path_rows(rows, first, step, accum, nonfinite, sample, bvh, geo, lights, cube, cam, settings,
+def path_rows(rows, queue, accum, nonfinite, sample, bvh, geo, lights, cube, cam, settings,
               filter_table):
-    """Add sample ``sample`` of every pixel of rows ``rows[first::step]`` to ``accum``
-    (channels 0-2 the radiance, 3-5 its square); a sample that comes out NaN or infinite
+    """Add sample ``sample`` of every pixel of the rows this thread takes from ``queue``
+    to ``accum`` (channels 0-2 the radiance, 3-5 its square); a sample that comes out NaN or infinite
     is not added but counted in ``nonfinite[i, j]``. A row kernel of
     :mod:`raytrace.kernels.threads`.
 
@@ -313,8 +313,8 @@ def path_rows(rows, first, step, accum, nonfinite, sample, bvh, geo, lights, cub
     arrays change hands once per call, borrowed (no reference counting per call), and the
     path tracer is compiled once."""
     bvh, geo, lights, cube = borrow(bvh), borrow(geo), borrow(lights), borrow(cube)
-    for k in range(first, rows.shape[0], step):
-        i = rows[k]
+    i = next_row(rows, queue)
+    while i >= 0:
         for j in range(accum.shape[1]):
             ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, sample)
             lr, lg, lb = trace_path(bvh, geo, lights, cube, settings, i * settings.width + j, sample,
@@ -328,6 +328,7 @@ def path_rows(rows, first, step, accum, nonfinite, sample, bvh, geo, lights, cub
                 accum[i, j, 5] += lb * lb
             else:
                 nonfinite[i, j] += 1
+        i = next_row(rows, queue)
 
 
 def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, cube, cam, settings, filter_table,

@@ -27,7 +27,7 @@ from .rng import rand01
 from .sampling import warp
 from .shadowmap import shadow_map_visibility
 from .surface import base_color, hit_normals
-from .threads import run_rows
+from .threads import next_row, run_rows
 
 INF = math.inf
 MIN_WEIGHT = 1e-5       # rays whose weight falls below this are not traced
@@ -228,14 +228,14 @@ def camera_sample(cam, settings, filter_table, i, j, s):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def whitted_rows(rows, first, step, out, row0, bvh, geo, cam, lights, env, settings, filter_table):
-    """Render image rows ``rows[first::step]`` into ``out`` (row ``i`` into ``out[i -
-    row0]``, (W, 3) float32): a row kernel of :mod:`raytrace.kernels.threads`."""
+def whitted_rows(rows, queue, out, row0, bvh, geo, cam, lights, env, settings, filter_table):
+    """Render the image rows this thread takes from ``queue`` into ``out`` (row ``i`` into
+    ``out[i - row0]``, (W, 3) float32): a row kernel of :mod:`raytrace.kernels.threads`."""
     bvh, geo, lights, env = borrow(bvh), borrow(geo), borrow(lights), borrow(env)
     stack = np.empty((stack_rows(settings.bounces), STACK_WIDTH))
     spp = settings.spp
-    for k in range(first, rows.shape[0], step):
-        i = rows[k]
+    i = next_row(rows, queue)
+    while i >= 0:
         for j in range(settings.width):
             cr = cg = cb = 0.0
             for s in range(spp):
@@ -248,6 +248,7 @@ def whitted_rows(rows, first, step, out, row0, bvh, geo, cam, lights, env, setti
             out[i - row0, j, 0] = cr / spp
             out[i - row0, j, 1] = cg / spp
             out[i - row0, j, 2] = cb / spp
+        i = next_row(rows, queue)
 
 
 def render_rows(row0, row1, out, bvh, geo, cam, lights, env, settings, filter_table):
@@ -258,11 +259,11 @@ def render_rows(row0, row1, out, bvh, geo, cam, lights, env, settings, filter_ta
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def depth_normal_rows(rows, first, step, out_t, out_n, bvh, geo, cam):
-    """Rows ``rows[first::step]`` of :func:`render_aov` (a row kernel)."""
+def depth_normal_rows(rows, queue, out_t, out_n, bvh, geo, cam):
+    """The rows of :func:`render_aov` this thread takes from ``queue`` (a row kernel)."""
     height, width = out_t.shape
-    for k in range(first, rows.shape[0], step):
-        i = rows[k]
+    i = next_row(rows, queue)
+    while i >= 0:
         for j in range(width):
             ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5, i + 0.5)
             inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
@@ -275,6 +276,7 @@ def depth_normal_rows(rows, first, step, out_t, out_n, bvh, geo, cam):
                 out_n[i, j, 0], out_n[i, j, 1], out_n[i, j, 2] = nx, ny, nz
             else:
                 out_n[i, j, 0] = out_n[i, j, 1] = out_n[i, j, 2] = 0.0
+        i = next_row(rows, queue)
 
 
 def render_aov(out_t, out_n, bvh, geo, cam):
