@@ -27,7 +27,7 @@ beyond the newest few are removed (``userio.numba_cache``, which gives ``curves`
 """
 import os
 
-from userio import numba_cache, prebuilt
+from userio import numba_cache
 from userio.numba_cache import switch_on   # the kernels read their switches through here
 
 SWITCHES = {"RAYTRACE_SIMD": "simd", "RAYTRACE_BORROW": "borrow"}   # variable -> tag
@@ -50,16 +50,15 @@ def source_hash(package_dir):
     return numba_cache.source_hash(package_dir, only_numba_files=True)
 
 
-def configure(package_dir):
-    """Point numba's cache at ``<base>/raytrace-<source hash>-<mode tag>``, and compile for
-    the portable CPU level where the host has it (``userio.numba_cache.use_portable_cpu``);
-    call before any @njit(cache=True) kernel is decorated. Returns the folder (None when no
-    base is writable: numba then uses its own default places, which know neither)."""
-    import numba
+def folder_parts(package_dir):
+    """(name, digest, tag) of raytrace's cache folder (``userio.numba_cache.make_folder``)."""
+    return "raytrace", source_hash(package_dir), mode_tag()
 
-    numba_cache.use_portable_cpu()
-    folder = numba_cache.make_folder("raytrace", source_hash(package_dir), mode_tag())
-    if folder is not None:
-        numba.config.CACHE_DIR = str(folder)
-    prebuilt.seed(folder, package_dir)   # kernels shipped in raytrace/prebuilt/, when they fit
-    return folder
+
+def configure(package_dir):
+    """Point numba's cache at ``<base>/raytrace-<source hash>-<mode tag>``, compile for the
+    portable CPU level where the host has it and copy in the shipped kernels when they fit
+    (``userio.numba_cache.open_folder``); call before any @njit(cache=True) kernel is
+    decorated. Returns the folder (None when no
+    base is writable: numba then uses its own default places, which know neither)."""
+    return numba_cache.open_folder(package_dir, *folder_parts(package_dir))

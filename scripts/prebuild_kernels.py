@@ -41,8 +41,8 @@ from userio import numba_cache, prebuilt
 assert numba_cache.use_portable_cpu(), "kernels must be compiled for the portable CPU level"
 package_dir = pathlib.Path(package.__file__).parent
 if {package!r} == "raytrace":
-    from raytrace import _numba_cache
-    folder = numba_cache.make_folder("raytrace", _numba_cache.source_hash(package_dir), _numba_cache.mode_tag())
+    from raytrace._numba_cache import folder_parts
+    folder = numba_cache.make_folder(*folder_parts(package_dir))
 else:
     folder = numba_cache.make_folder({package!r}, numba_cache.source_hash(package_dir))
 old = package_dir / "prebuilt" / prebuilt.MANIFEST
@@ -87,10 +87,8 @@ def main():
     if failed:
         print(f"{failed} step(s) failed: no bundle written")
         return 1
-    env.pop("RAYTRACE_PREBUILT")
     for package in PACKAGES:
-        code = BUNDLE.format(package=package)
-        result = subprocess.run([sys.executable, "-c", code], env=dict(env, RAYTRACE_PREBUILT="0"), cwd=REPO,
+        result = subprocess.run([sys.executable, "-c", BUNDLE.format(package=package)], env=env, cwd=REPO,
                                 capture_output=True, text=True)
         if result.returncode != 0:
             print(f"{package}: {result.stderr.strip().splitlines()[-1]}")

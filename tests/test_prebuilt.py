@@ -31,9 +31,9 @@ def manifest(package):
 
 def expected_folder(package):
     if package == "raytrace":
-        from raytrace import _numba_cache
-        return f"raytrace-{_numba_cache.source_hash(REPO / 'raytrace')}-{_numba_cache.mode_tag()}"
-    return f"{package}-{numba_cache.source_hash(REPO / package)}"
+        from raytrace._numba_cache import folder_parts
+        return numba_cache.folder_name(*folder_parts(REPO / "raytrace"))
+    return numba_cache.folder_name(package, numba_cache.source_hash(REPO / package))
 
 
 def environment_mismatch(package):

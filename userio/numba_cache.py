@@ -10,8 +10,8 @@ the newest few folders of a package are kept, older ones removed.
 Kernels are compiled for a named, portable CPU level (:func:`use_portable_cpu`:
 ``x86-64-v3``, i.e. AVX2 and FMA) rather than for this exact processor, when the processor
 has that level: the compiled code, and Numba's cache key for it, are then the same on
-every such machine, which lets ``raytrace`` ship kernels compiled ahead of time
-(``raytrace/_prebuilt.py``). Measured on the path tracer and the Whitted kernel, the level
+every such machine, which lets the packages ship kernels compiled ahead of time
+(``userio/prebuilt.py``). Measured on the path tracer and the Whitted kernel, the level
 is as fast as compiling for the host (``docs/architecture.md``).
 
 The base folder is ``$NUMBA_CACHE_DIR`` when set, else ``~/.cache/raytrace-numba`` (a
@@ -108,11 +108,16 @@ def default_bases():
             str(pathlib.Path(tempfile.gettempdir()) / f"raytrace-numba-{user}")]
 
 
+def folder_name(name, digest, tag=""):
+    """A package's cache folder name, ``<name>-<digest>[-<tag>]``."""
+    return f"{name}-{digest}" + (f"-{tag}" if tag else "")
+
+
 def make_folder(name, digest, tag=""):
     """Create (or touch) ``<base>/<name>-<digest>[-<tag>]`` in the first writable base,
     remove the package's older folders beyond the newest KEEP; the folder, or None when
     no base is writable."""
-    leaf = f"{name}-{digest}" + (f"-{tag}" if tag else "")
+    leaf = folder_name(name, digest, tag)
     for base in default_bases():
         folder = pathlib.Path(base) / leaf
         try:
@@ -127,6 +132,24 @@ def make_folder(name, digest, tag=""):
     return None
 
 
+def open_folder(package_dir, name, digest, tag=""):
+    """Set a package's kernels up before the first is decorated: the portable CPU level
+    (:func:`use_portable_cpu`), ``numba.config.CACHE_DIR`` pointed at its folder
+    (:func:`make_folder`), the kernels shipped in ``<package_dir>/prebuilt/`` copied in
+    when they fit (``userio.prebuilt.seed``). Returns the folder (None when no base is
+    writable)."""
+    import numba
+
+    from . import prebuilt
+
+    use_portable_cpu()
+    folder = make_folder(name, digest, tag)
+    if folder is not None:
+        numba.config.CACHE_DIR = str(folder)
+    prebuilt.seed(folder, package_dir)
+    return folder
+
+
 @contextlib.contextmanager
 def kernel_cache(name, package_dir):
     """Within the block, ``@njit(cache=True)`` kernels that get decorated (modules that
@@ -135,14 +158,8 @@ def kernel_cache(name, package_dir):
     own default places, when no base is writable)."""
     import numba
 
-    use_portable_cpu()
-    from . import prebuilt
-
     old = numba.config.CACHE_DIR
-    folder = make_folder(name, source_hash(package_dir))
-    if folder is not None:
-        numba.config.CACHE_DIR = str(folder)
-    prebuilt.seed(folder, package_dir)   # kernels shipped in <package>/prebuilt/, when they fit
+    folder = open_folder(package_dir, name, source_hash(package_dir))
     try:
         yield folder
     finally:

@@ -69,12 +69,17 @@ def cache_subfolder(source_file):
     return UserProvidedCacheLocator.get_suitable_cache_subpath(str(source_file))
 
 
+def _read_index(index_bytes):
+    """(source stamp, {key: data file name}) of a Numba index file (after its version)."""
+    stream = io.BytesIO(index_bytes)
+    pickle.load(stream)
+    return pickle.loads(stream.read())
+
+
 def _check_stamp(index_bytes, source_file):
     """Raise ValueError unless the index's source stamp is what Numba computes for
     ``source_file`` here (Numba 0.68: the SHA-256 of the file's bytes)."""
-    stream = io.BytesIO(index_bytes)
-    pickle.load(stream)
-    stamp, _ = pickle.loads(stream.read())
+    stamp, _ = _read_index(index_bytes)
     if stamp != hashlib.sha256(pathlib.Path(source_file).read_bytes()).digest():
         raise ValueError(f"the bundle's index for {source_file} does not match the file")
 
@@ -118,9 +123,11 @@ def seed(folder, package_dir, bundle_dir=None):
         if reason:
             return reason
         package_dir = pathlib.Path(package_dir)
-        folder = pathlib.Path(folder)
-        missing = [entry for entry in manifest["indexes"]
-                   if not (folder / cache_subfolder(package_dir / entry["source"]) / entry["file"]).exists()]
+
+        def target(entry, name):   # where this checkout's Numba looks for a kernel's file
+            return pathlib.Path(folder) / cache_subfolder(package_dir / entry["source"]) / name
+
+        missing = [e for e in manifest["indexes"] if not target(e, e["file"]).exists()]
         if not missing:
             return 0
         wanted = {entry["member"]: entry for entry in missing}
@@ -131,11 +138,9 @@ def seed(folder, package_dir, bundle_dir=None):
             _check_stamp(members[entry["member"]], package_dir / entry["source"])
         for name, entry in wanted.items():   # the data files first, then the indexes
             if name != entry["member"]:
-                target = folder / cache_subfolder(package_dir / entry["source"]) / pathlib.PurePosixPath(name).name
-                _write_atomically(target, members[name])
+                _write_atomically(target(entry, pathlib.PurePosixPath(name).name), members[name])
         for entry in missing:
-            target = folder / cache_subfolder(package_dir / entry["source"]) / entry["file"]
-            _write_atomically(target, members[entry["member"]])
+            _write_atomically(target(entry, entry["file"]), members[entry["member"]])
         return len(missing)
     except Exception as exc:   # the fallback is compiling, as without a bundle
         warnings.warn(f"{pathlib.Path(package_dir).name}: shipped kernels not used ({type(exc).__name__}: {exc}); "
@@ -164,12 +169,10 @@ def make_bundle(cache_folder, package_dir, out_dir=None):
         if rel is None:
             continue
         source = _member(rel, index.name.split(".", 1)[0] + ".py")
-        stream = io.BytesIO(index.read_bytes())
-        pickle.load(stream)
-        _, overloads = pickle.loads(stream.read())
         member = _member(rel, index.name)
-        data = sorted({_member(rel, name) for name in overloads.values()})
         blobs[member] = index.read_bytes()
+        _, overloads = _read_index(blobs[member])
+        data = sorted({_member(rel, name) for name in overloads.values()})
         for name in data:
             blobs[name] = (index.parent / pathlib.PurePosixPath(name).name).read_bytes()
         indexes.append({"file": index.name, "source": source, "member": member, "data": data})

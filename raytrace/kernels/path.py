@@ -305,8 +305,8 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
 def path_rows(rows, queue, accum, nonfinite, sample, bvh, geo, lights, cube, cam, settings,
               filter_table):
     """Add sample ``sample`` of every pixel of the rows this thread takes from ``queue``
-    to ``accum`` (channels 0-2 the radiance, 3-5 its square); a sample that comes out NaN or infinite
-    is not added but counted in ``nonfinite[i, j]``. A row kernel of
+    to ``accum`` (channels 0-2 the radiance, 3-5 its square); a sample that comes out NaN
+    or infinite is not added but counted in ``nonfinite[i, j]``. A row kernel of
     :mod:`raytrace.kernels.threads`.
 
     One function holds the row and pixel loops and (inlined) the path loop: the scene's
