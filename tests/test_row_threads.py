@@ -47,6 +47,23 @@ def test_one_thread_takes_every_row_in_the_order_given():
     assert np.array_equal(order[rows], np.arange(37))
 
 
+@njit(nogil=True)
+def count_rows_slowly(rows, queue, visits, order, owner, tag, spin):
+    """``count_rows`` with ``spin`` steps of busy work per row, so that two threads
+    really draw from the queue at the same time."""
+    i = next_row(rows, queue)
+    n = 0
+    while i >= 0:
+        x = 0.0
+        for s in range(spin):
+            x = x * 0.5 + s
+        visits[i] += 1
+        owner[i] = tag if x >= 0.0 else -1
+        order[i] = n
+        n += 1
+        i = next_row(rows, queue)
+
+
 def test_two_threads_take_each_row_exactly_once():
     """Many rows, two threads drawing from one queue: no row lost or taken twice (the
     counter is atomic), and both threads took rows."""
@@ -55,10 +72,12 @@ def test_two_threads_take_each_row_exactly_once():
     rows = np.arange(n)
     visits = np.zeros(n, np.int64)
     order, owner = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    count_rows_slowly(rows[:1], np.zeros(1, np.int64), visits, order, owner, 0, 1)   # compile first
+    visits[:] = 0
 
     def kernel(rows, queue, visits, order, owner):
         tag = 1 if threading.current_thread() is threading.main_thread() else 2
-        count_rows(rows, queue, visits, order, owner, tag)
+        count_rows_slowly(rows, queue, visits, order, owner, tag, 200)   # about 0.1 s in all
 
     with_threads(2, lambda: run_rows(kernel, rows, visits, order, owner))
     assert np.all(visits == 1)
