@@ -12,6 +12,8 @@ import numpy as np
 import raytrace
 from raytrace.cli import main
 from raytrace.film import partial as partial_mod
+from raytrace.kernels.path import mean_and_variance, new_buffers
+from raytrace.renderer import render_path_pass, resolve_settings
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CORNELL = REPO / "scenes" / "cornell_box.json"
@@ -22,10 +24,23 @@ def test_partial_images_are_the_passes_done():
     seen = []
     final = raytrace.render(scene, width=16, height=12, spp=5, partial=seen.append, partial_seconds=0)
     assert [img.info.spp for img in seen] == [1, 2, 3, 4]           # the final pass is the final image
-    for img in seen[1:]:       # (a 1-spp render goes through the pixel centres, a pass of 5 does not)
+    settings = resolve_settings(scene, {"width": 16, "height": 12, "spp": 5})
+    buffers = new_buffers(12, 16)
+    for img in seen:           # each is the mean of the render's passes so far, added one by one here
+        render_path_pass(scene, settings, buffers, img.info.spp - 1)
+        expected = mean_and_variance(buffers[0], img.info.spp)[0].astype(np.float32)
+        assert np.array_equal(np.asarray(img), expected)
+    assert final.info.spp == 5
+    # with a power of two of spp the passes so far are also a render asked for that many
+    # (Sobol points throughout; 5 puts the pixel positions on a 5-point multi-jittered
+    # pattern, and a 1-spp render goes through the pixel centres)
+    seen8 = []
+    raytrace.render(scene, width=16, height=12, spp=8, partial=seen8.append, partial_seconds=0)
+    powers = [img for img in seen8 if img.info.spp in (2, 4)]
+    assert len(powers) == 2
+    for img in powers:
         alone = raytrace.render(scene, width=16, height=12, spp=img.info.spp)
         assert np.array_equal(np.asarray(img), np.asarray(alone))
-    assert final.info.spp == 5
     slow = []
     raytrace.render(scene, width=16, height=12, spp=5, partial=slow.append, partial_seconds=3600)
     assert slow == []

@@ -15,7 +15,8 @@ import raytrace
 from raytrace import cli
 from raytrace.errors import SceneError
 from raytrace.image import read_pfm
-from raytrace.renderer import RenderInterrupted
+from raytrace.kernels.path import mean_and_variance, new_buffers
+from raytrace.renderer import RenderInterrupted, render_path_pass, resolve_settings
 
 
 def scene(objects, materials=None, camera=None, background=None, lights=(), size=12, spp=16, **integ):
@@ -145,9 +146,30 @@ def test_interrupt_from_the_callback_returns_the_passes_done():
         raytrace.render(s, callback=stop_after_three)
     assert seen == [(1, 10), (2, 10), (3, 10)]
     assert info.value.spp_done == 3 and info.value.spp_total == 10
-    # the first three samples of each pixel do not depend on how many were asked for
-    np.testing.assert_array_equal(info.value.image, raytrace.render(s, spp=3))
+    # the image is the mean of the render's passes 0, 1, 2, added one by one here
+    settings = resolve_settings(s, {})
+    buffers = new_buffers(8, 8)
+    for sample in range(3):
+        render_path_pass(s, settings, buffers, sample)
+    np.testing.assert_array_equal(info.value.image, mean_and_variance(buffers[0], 3)[0].astype(np.float32))
+    # 10 is not a power of two, so the pixel positions are those of 10 correlated
+    # multi-jittered samples, not the first three of a render asked for 3 ...
+    assert not np.array_equal(info.value.image, raytrace.render(s, spp=3))
     assert isinstance(info.value, KeyboardInterrupt)
+
+
+def test_interrupted_power_of_two_render_equals_a_shorter_one():
+    """... while with a power of two every sample comes from the Sobol sequence, whose
+    first samples do not depend on how many were asked for."""
+    s = small_path_scene(spp=16)
+
+    def stop_after_four(done, total):
+        if done == 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(RenderInterrupted) as info:
+        raytrace.render(s, callback=stop_after_four)
+    np.testing.assert_array_equal(info.value.image, raytrace.render(s, spp=4))
 
 
 def write_scene(tmp_path, spp, size=8):

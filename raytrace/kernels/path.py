@@ -28,11 +28,12 @@ Per bounce (Mitsuba 3's ``path`` integrator, same depth convention):
 Random numbers come in 2-D groups, each a function of (seed, pixel, sample, group) only,
 so an image depends only on the seed, never on the thread count or the scheduling:
 group 0 is the position in the pixel, ``LENS_GROUP`` the point on a thin lens; bounce
-``b`` uses group ``1 + 4b`` for the point on
-the light, ``2 + 4b`` for the BSDF direction, ``3 + 4b`` for choosing the light and the
-BSDF lobe, and ``4 + 4b`` for Russian roulette. The default ``sobol`` sampler draws the
-groups from Owen-scrambled Sobol points (``rng.sobol2``: the samples of a pixel are
-stratified in every group; the roulette stays independent), ``independent`` from
+``b`` uses group ``1 + 4b`` for the point on the light, ``2 + 4b`` for the BSDF
+direction, ``3 + 4b`` for choosing the light and the BSDF lobe, and ``4 + 4b`` (its first
+number) for Russian roulette. The default ``sobol`` sampler draws the groups from
+Owen-scrambled Sobol points (``rng.sobol2``: the samples of a pixel are stratified in
+every group), except the camera groups when spp is not a power of two: those come from
+correlated multi-jittered points (``rng.cmj2``; :func:`camera_rand2`); ``independent`` from
 ``rng.rand01`` (dims ``2 group`` and ``2 group + 1``; pixel positions then on an n x n
 jittered grid when spp is a square, as in the Whitted integrator).
 """
@@ -48,7 +49,7 @@ from .camera_rays import camera_ray, lens_ray
 from .emitters import env_direction_pdf, env_radiance, light_pdf_at_hit, sample_light
 from .frame import orthonormal_basis
 from .intersect import scene_hit, scene_occluded
-from .rng import rand01, sobol2
+from .rng import cmj2, rand01, sobol2
 from .sampling import warp
 from .surface import base_color, hit_normals
 from .threads import next_row, run_rows
@@ -74,6 +75,18 @@ def rand2(sampler, seed, pixel, sample, group):
     if sampler == SOBOL:
         return sobol2(seed, pixel, sample, group)
     return rand01(seed, pixel, sample, 2 * group), rand01(seed, pixel, sample, 2 * group + 1)
+
+
+@njit(cache=True, inline="always")
+def camera_rand2(sampler, seed, pixel, sample, group, spp):
+    """The two numbers of a camera group (pixel position, lens point) for sample
+    ``sample`` of ``spp``: with the Sobol sampler, Sobol points when spp is a power of
+    two, else correlated multi-jittered ones (``rng.cmj2``), stratified into spp strata
+    along each axis for any spp (the first 20 Sobol points, 16 + 4, are not, and the
+    edges of bright emitters in view dominate an image's error)."""
+    if sampler == SOBOL and spp & (spp - 1) != 0:
+        return cmj2(seed, pixel, sample, group, spp)
+    return rand2(sampler, seed, pixel, sample, group)
 
 
 @njit(cache=True, inline="always")
@@ -104,7 +117,7 @@ def camera_sample(cam, settings, filter_table, i, j, sample):
     if spp == 1:
         fx, fy = 0.0, 0.0
     else:
-        u1, u2 = rand2(settings.sampler, settings.seed, i * width + j, sample, PIXEL_GROUP)
+        u1, u2 = camera_rand2(settings.sampler, settings.seed, i * width + j, sample, PIXEL_GROUP, spp)
         n = int(math.sqrt(spp))
         if n * n == spp and settings.sampler != SOBOL:
             u1 = (sample % n + u1) / n
@@ -112,7 +125,7 @@ def camera_sample(cam, settings, filter_table, i, j, sample):
         fx, fy = warp(u1, settings.filter, filter_table), warp(u2, settings.filter, filter_table)
     ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
     if cam.lens_radius > 0.0:
-        u1, u2 = rand2(settings.sampler, settings.seed, i * width + j, sample, LENS_GROUP)
+        u1, u2 = camera_rand2(settings.sampler, settings.seed, i * width + j, sample, LENS_GROUP, spp)
         ox, oy, oz, dx, dy, dz = lens_ray(cam, ox, oy, oz, dx, dy, dz, u1, u2)
     inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
     return ox, oy, oz, dx * inv, dy * inv, dz * inv
@@ -214,18 +227,17 @@ def scatter(geo, mat, color, eta, t1, b1, s, g, wi, u_lobe, u1, u2):
 
 
 @njit(cache=True, inline="always")
-def russian_roulette(beta_r, beta_g, beta_b, eta_scale, depth, rr_depth, seed, pixel, sample, dim):
+def russian_roulette(beta_r, beta_g, beta_b, eta_scale, depth, rr_depth, u):
     """-> (continue?, survival probability q): from ``depth >= rr_depth`` the path goes
     on with probability ``min(max(throughput) eta_scale^2, RR_MAX)`` (q = 1 before),
-    decided by the independent number ``rand01(seed, pixel, sample, dim)``; a path with
-    zero throughput always ends."""
+    when the uniform number ``u`` is below it; a path with zero throughput always ends."""
     beta_max = max(beta_r, max(beta_g, beta_b))
     if not beta_max > 0.0:
         return False, 1.0
     if depth < rr_depth:
         return True, 1.0
     q = min(beta_max * eta_scale * eta_scale, RR_MAX)
-    return rand01(seed, pixel, sample, dim) < q, q
+    return u < q, q
 
 
 @njit(cache=True, inline="always")
@@ -294,7 +306,7 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
         ox, oy, oz = px + off * gx, py + off * gy, pz + off * gz
         depth += 1
         go_on, q = russian_roulette(beta_r, beta_g, beta_b, eta_scale, depth, settings.rr_depth,
-                                    seed, pixel, sample, 2 * (group + 3))
+                                    rand2(sampler, seed, pixel, sample, group + 3)[0])
         if not go_on:
             break
         beta_r, beta_g, beta_b = beta_r / q, beta_g / q, beta_b / q
