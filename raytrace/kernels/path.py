@@ -227,17 +227,19 @@ def scatter(geo, mat, color, eta, t1, b1, s, g, wi, u_lobe, u1, u2):
 
 
 @njit(cache=True, inline="always")
-def russian_roulette(beta_r, beta_g, beta_b, eta_scale, depth, rr_depth, u):
+def russian_roulette(beta_r, beta_g, beta_b, eta_scale, depth, rr_depth, sampler, seed, pixel, sample,
+                     group):
     """-> (continue?, survival probability q): from ``depth >= rr_depth`` the path goes
     on with probability ``min(max(throughput) eta_scale^2, RR_MAX)`` (q = 1 before),
-    when the uniform number ``u`` is below it; a path with zero throughput always ends."""
+    when the first number of 2-D group ``group`` is below it (drawn only then); a path
+    with zero throughput always ends."""
     beta_max = max(beta_r, max(beta_g, beta_b))
     if not beta_max > 0.0:
         return False, 1.0
     if depth < rr_depth:
         return True, 1.0
     q = min(beta_max * eta_scale * eta_scale, RR_MAX)
-    return u < q, q
+    return rand2(sampler, seed, pixel, sample, group)[0] < q, q
 
 
 @njit(cache=True, inline="always")
@@ -306,7 +308,7 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
         ox, oy, oz = px + off * gx, py + off * gy, pz + off * gz
         depth += 1
         go_on, q = russian_roulette(beta_r, beta_g, beta_b, eta_scale, depth, settings.rr_depth,
-                                    rand2(sampler, seed, pixel, sample, group + 3)[0])
+                                    sampler, seed, pixel, sample, group + 3)
         if not go_on:
             break
         beta_r, beta_g, beta_b = beta_r / q, beta_g / q, beta_b / q
