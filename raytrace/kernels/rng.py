@@ -77,6 +77,13 @@ def owen_scramble(x, seed):
 
 
 @njit(cache=True, inline="always")
+def group_key(seed, pixel, group):
+    """The 64-bit hash of (seed, pixel, group) that keys a 2-D group's scrambles and
+    shuffles (``sobol2``, ``cmj2``)."""
+    return mix64(np.uint64(seed) * _K_DIM + np.uint64(pixel) * _K_PIXEL + np.uint64(group) * _K_GROUP)
+
+
+@njit(cache=True, inline="always")
 def _pascal_reversed(y):
     """Second Sobol dimension from the first, both bit-reversed: with y = the sample
     index, the bits of the result reversed are x1 as a binary fraction. The generator
@@ -95,14 +102,14 @@ def sobol2(seed, pixel, sample, group):
     """Two uniform floats in [0, 1) (32-bit resolution): point ``sample`` of the
     scrambled Sobol sequence of (seed, pixel, group).
 
-    With rev = 32-bit bit reversal and P_k = ``_lk_permutation`` with key k:
-    the shuffled index is ``index = rev(P_a(rev(sample)))`` (Owen-scrambling the index
-    keeps every aligned block of 2^k samples a block); Sobol's dimension 0 is
-    ``rev(index)`` and its Owen scramble ``rev(P_b(index))``; dimension 1, reversed, is
-    ``_pascal_reversed(index)`` and its Owen scramble ``rev(P_c(_pascal_reversed(index)))``.
-    Four reversals in all (a reversal is 25 operations: the sampler's main cost)."""
-    key = mix64(np.uint64(seed) * _K_DIM + np.uint64(pixel) * _K_PIXEL + np.uint64(group) * _K_GROUP)
-    index = reverse_bits32(_lk_permutation(reverse_bits32(np.uint64(sample) & _M32), key & _M32))
+    With rev = 32-bit bit reversal and P_k = ``_lk_permutation`` with key k: the
+    shuffled index is ``index = owen_scramble(sample) = rev(P_a(rev(sample)))``
+    (Owen-scrambling the index keeps every aligned block of 2^k samples a block);
+    Sobol's dimension 0 is ``rev(index)`` and its Owen scramble ``rev(P_b(index))``;
+    dimension 1, reversed, is ``_pascal_reversed(index)`` and its Owen scramble
+    ``rev(P_c(_pascal_reversed(index)))``: four reversals in all."""
+    key = group_key(seed, pixel, group)
+    index = owen_scramble(np.uint64(sample) & _M32, key & _M32)
     key2 = mix64(key)
     x0 = reverse_bits32(_lk_permutation(index, key2 & _M32))
     x1 = reverse_bits32(_lk_permutation(_pascal_reversed(index), key2 >> _S32))
@@ -181,7 +188,7 @@ def grid_columns(count):
 def cmj2(seed, pixel, sample, group, count):
     """Two uniform floats in [0, 1): point ``sample`` (0 <= sample < count) of the
     correlated multi-jittered pattern of ``count`` points of (seed, pixel, group)."""
-    p = mix64(np.uint64(seed) * _K_DIM + np.uint64(pixel) * _K_PIXEL + np.uint64(group) * _K_GROUP) & _M32
+    p = group_key(seed, pixel, group) & _M32
     m = grid_columns(count)
     n = count // m
     s = kensler_permute(np.uint64(sample), count, (p * _KS[0]) & _M32)
