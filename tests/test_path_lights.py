@@ -49,7 +49,7 @@ def _draw(lights, geo, cube, p, n, seed):
     out = np.zeros((n, 8))
     for k in range(n):
         ok, wx, wy, wz, dist, vr, vg, vb, pdf, delta = sample_light(
-            lights, geo, cube, p[0], p[1], p[2], np.random.random(), np.random.random(), np.random.random())
+            lights, geo, cube, p[0], p[1], p[2], np.random.random(), np.random.random())
         out[k, 0] = 1.0 if ok else 0.0
         out[k, 1], out[k, 2], out[k, 3], out[k, 4], out[k, 5] = wx, wy, wz, dist, pdf
         out[k, 6] = 1.0 if delta else 0.0

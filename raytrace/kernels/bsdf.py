@@ -147,6 +147,13 @@ def bsdf_has_smooth(mats, m, cr, cg, cb):
 
 
 @njit(cache=True)
+def bsdf_chooses_lobe(mats, m):
+    """True when ``bsdf_sample`` reads ``u0`` (it chooses among lobes: phong, dielectric)."""
+    kind = int(mats[m, M_TYPE])
+    return kind == MAT_PHONG or kind == MAT_DIELECTRIC
+
+
+@njit(cache=True)
 def bsdf_eval(mats, m, cr, cg, cb, eta, wix, wiy, wiz, wox, woy, woz):
     """-> (f cos_o (r, g, b), pdf) for wi -> wo in the local frame (see module docs)."""
     kind = int(mats[m, M_TYPE])

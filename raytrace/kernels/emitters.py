@@ -29,6 +29,7 @@ from .surface import affine
 
 INF = math.inf
 INV_4PI = 1.0 / (4.0 * math.pi)
+ONE_BELOW = 1.0 - 2.0 ** -53     # the largest double below 1
 _FAIL = (False, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
 
 
@@ -164,7 +165,14 @@ def light_pdf_at_hit(lights, geo, kind, idx, px, py, pz, qx, qy, qz, cos_l):
 
 
 @njit(cache=True, inline="always")
-def sample_light(lights, geo, cube, px, py, pz, u0, u1, u2):
+def rescaled(u, start, width):
+    """Where u lies in [start, start + width), as a uniform number in [0, 1): a number
+    that chose an entry of a cdf, reused for what comes next (kept below 1)."""
+    return min(max((u - start) / width, 0.0), ONE_BELOW)
+
+
+@njit(cache=True, inline="always")
+def sample_light(lights, geo, cube, px, py, pz, u1, u2):
     """Pick a light and a direction from p.
 
     -> (ok, w (3) unit direction p -> light, dist (distance to the light point; inf for
@@ -172,14 +180,17 @@ def sample_light(lights, geo, cube, px, py, pz, u0, u1, u2):
     the emitted radiance for area and environment lights and the incident irradiance
     term (intensity / d^2, or the directional irradiance) for delta lights; ``pdf``
     includes the selection probability (for delta lights it is that probability).
-    ``u0`` picks the entry (and, rescaled, the cube-map texel), ``u1, u2`` the point."""
+    ``u1`` picks the entry and then, rescaled to the entry's share of [0, 1) (as
+    Mitsuba reuses its emitter sample), serves as the first number of the point (and
+    picks the cube-map texel before that); ``u2`` is the point's second number."""
     n = lights.pmf.shape[0]
     if n == 0:
         return _FAIL
-    e = select_entry(lights.cdf, u0)
+    e = select_entry(lights.cdf, u1)
     pmf = lights.pmf[e]
     if not pmf > 0.0:
         return _FAIL
+    u1 = rescaled(u1, lights.cdf[e], pmf)
     kind = lights.kind[e]
     idx = lights.index[e]
     if kind == LIGHT_TRIANGLE:
@@ -190,8 +201,7 @@ def sample_light(lights, geo, cube, px, py, pz, u0, u1, u2):
         return sample_point_light(lights, idx, pmf, px, py, pz)
     if kind == LIGHT_DIRECTIONAL:
         return sample_directional_light(lights, idx, pmf)
-    u_texel = min(max((u0 - lights.cdf[e]) / pmf, 0.0), 1.0 - 1e-16)
-    return sample_environment(lights, cube, pmf, u_texel, u1, u2)
+    return sample_environment(lights, cube, pmf, u1, u2)
 
 
 @njit(cache=True, inline="always")
@@ -298,12 +308,14 @@ def sample_directional_light(lights, idx, pmf):
 
 
 @njit(cache=True, inline="always")
-def sample_environment(lights, cube, pmf, u_texel, u1, u2):
-    """The environment: a cube-map texel by its weight (``u_texel``) and a point in it,
-    or a uniform direction for a constant colour."""
+def sample_environment(lights, cube, pmf, u1, u2):
+    """The environment: a cube-map texel by its weight (``u1``) and a point in it (``u1``
+    rescaled to the texel's share, and ``u2``), or a uniform direction for a constant
+    colour."""
     if lights.env_kind == ENV_CUBE:
         s = lights.cube_size
-        t = select_entry(lights.env_cdf, u_texel)
+        t = select_entry(lights.env_cdf, u1)
+        u1 = rescaled(u1, lights.env_cdf[t], lights.env_pmf[t])
         face = t // (s * s)
         rc = t - face * s * s
         row = rc // s

@@ -28,9 +28,10 @@ Per bounce (Mitsuba 3's ``path`` integrator, same depth convention):
 Random numbers come in 2-D groups, each a function of (seed, pixel, sample, group) only,
 so an image depends only on the seed, never on the thread count or the scheduling:
 group 0 is the position in the pixel, ``LENS_GROUP`` the point on a thin lens; bounce
-``b`` uses group ``1 + 4b`` for the point on the light, ``2 + 4b`` for the BSDF
-direction, ``3 + 4b`` for choosing the light and the BSDF lobe, and ``4 + 4b`` (its first
-number) for Russian roulette. The default ``sobol`` sampler draws the groups from
+``b`` uses group ``1 + 4b`` for choosing the light and the point on it (the first number
+picks the light, then, rescaled, serves the point), ``2 + 4b`` for the BSDF direction,
+``3 + 4b`` (its first number) for choosing the BSDF lobe, drawn only for materials with
+more than one, and ``4 + 4b`` (its first number) for Russian roulette. The default ``sobol`` sampler draws the groups from
 Owen-scrambled Sobol points (``rng.sobol2``: the samples of a pixel are stratified in
 every group), except the camera groups when spp is not a power of two: those come from
 correlated multi-jittered points (``rng.cmj2``; :func:`camera_rand2`); ``independent`` from
@@ -44,7 +45,7 @@ from numba import njit
 
 from ..layout import ENV_NONE, M_COLOR, M_IOR, MISS, SOBOL
 from .borrow import borrow
-from .bsdf import TINY, bsdf_eval, bsdf_has_smooth, bsdf_sample
+from .bsdf import TINY, bsdf_chooses_lobe, bsdf_eval, bsdf_has_smooth, bsdf_sample
 from .camera_rays import camera_ray, lens_ray
 from .emitters import env_direction_pdf, env_radiance, light_pdf_at_hit, sample_light
 from .frame import orthonormal_basis
@@ -161,7 +162,7 @@ def emitted_at_hit(lights, geo, hit, emit, ppx, ppy, ppz, px, py, pz, cos_g, pre
 
 
 @njit(cache=True, forceinline=True, error_model="numpy")     # LLVM inlines it; one Numba compile (see rand2)
-def direct_light(bvh, geo, lights, cube, mat, color, eta, p, g, t1, b1, s, wi, eps, u_light, u1, u2,
+def direct_light(bvh, geo, lights, cube, mat, color, eta, p, g, t1, b1, s, wi, eps, u1, u2,
                  beta):
     """Next-event estimation at p: one light sample, its BSDF value and a shadow ray.
 
@@ -178,7 +179,7 @@ def direct_light(bvh, geo, lights, cube, mat, color, eta, p, g, t1, b1, s, wi, e
     wix, wiy, wiz = wi
     beta_r, beta_g, beta_b = beta
     ok, wx, wy, wz, dist, vr, vg, vb, lpdf, ldelta = sample_light(
-        lights, geo, cube, px, py, pz, u_light, u1, u2)
+        lights, geo, cube, px, py, pz, u1, u2)
     if not (ok and wx * gx + wy * gy + wz * gz > 0.0):
         return 0.0, 0.0, 0.0
     lox = wx * t1x + wy * t1y + wz * t1z
@@ -288,13 +289,15 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
         wiy = -(dx * b1x + dy * b1y + dz * b1z)
         wiz = cos_s
         group = 1 + GROUPS_PER_BOUNCE * depth
-        u_light, u_lobe = rand2(sampler, seed, pixel, sample, group + 2)
         if lights.pmf.shape[0] > 0 and bsdf_has_smooth(geo.materials, mat, cr, cg, cb):
             u1, u2 = rand2(sampler, seed, pixel, sample, group)
             er, eg, eb = direct_light(bvh, geo, lights, cube, mat, (cr, cg, cb), eta, (px, py, pz),
                                       (gx, gy, gz), (t1x, t1y, t1z), (b1x, b1y, b1z), (sx, sy, sz),
-                                      (wix, wiy, wiz), eps, u_light, u1, u2, (beta_r, beta_g, beta_b))
+                                      (wix, wiy, wiz), eps, u1, u2, (beta_r, beta_g, beta_b))
             lr, lg, lb = lr + er, lg + eg, lb + eb
+        u_lobe = 0.0
+        if bsdf_chooses_lobe(geo.materials, mat):
+            u_lobe = rand2(sampler, seed, pixel, sample, group + 2)[0]
         u1, u2 = rand2(sampler, seed, pixel, sample, group + 1)
         ok, dx, dy, dz, wr, wg, wb, prev_pdf, prev_delta, eta_step, side = scatter(
             geo, mat, (cr, cg, cb), eta, (t1x, t1y, t1z), (b1x, b1y, b1z), (sx, sy, sz), (gx, gy, gz),
