@@ -38,6 +38,7 @@ from numba import njit
 
 from ..layout import (M_ALPHA, M_REFLECT, M_TRANSMIT, M_TYPE, MAT_CONDUCTOR, MAT_DIELECTRIC,
                       MAT_DIFFUSE, MAT_PHONG, MAT_ROUGH_CONDUCTOR)
+from .trig import cos_sin_2pi
 
 INV_PI = 1.0 / math.pi
 TINY = 1e-12          # cosines below this count as grazing: nothing is scattered
@@ -100,9 +101,9 @@ def ggx_sample_visible(alpha, wix, wiy, wiz, u1, u2):
     t2y = vz * t1x - vx * t1z
     t2z = vx * t1y - vy * t1x
     r = math.sqrt(u1)
-    phi = 2.0 * math.pi * u2
-    p1 = r * math.cos(phi)
-    p2 = r * math.sin(phi)
+    cos_phi, sin_phi = cos_sin_2pi(u2)
+    p1 = r * cos_phi
+    p2 = r * sin_phi
     s = 0.5 * (1.0 + vz)
     p2 = (1.0 - s) * math.sqrt(max(0.0, 1.0 - p1 * p1)) + s * p2
     p3 = math.sqrt(max(0.0, 1.0 - p1 * p1 - p2 * p2))
@@ -209,8 +210,8 @@ def bsdf_sample(mats, m, cr, cg, cb, eta, wix, wiy, wiz, u0, u1, u2):
         if pd <= 0.0:
             return 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, False, 1.0
         r = math.sqrt(u1)
-        phi = 2.0 * math.pi * u2
-        wox, woy = r * math.cos(phi), r * math.sin(phi)
+        cos_phi, sin_phi = cos_sin_2pi(u2)
+        wox, woy = r * cos_phi, r * sin_phi
         woz = math.sqrt(max(0.0, 1.0 - u1))
         if woz <= TINY:
             return 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, False, 1.0

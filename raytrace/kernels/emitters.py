@@ -26,6 +26,7 @@ from ..layout import (ENV_CONSTANT, ENV_CUBE, LIGHT_DIRECTIONAL, LIGHT_POINT, LI
                       LIGHT_TRIANGLE, TRIANGLE)
 from .frame import orthonormal_basis
 from .surface import affine
+from .trig import cos_sin_2pi
 
 INF = math.inf
 INV_4PI = 1.0 / (4.0 * math.pi)
@@ -248,9 +249,9 @@ def sample_sphere_light(geo, idx, pmf, px, py, pz, u1, u2):
         one_minus_cos = u1 * omc
         cos_t = 1.0 - one_minus_cos
         sin_t = math.sqrt(max(0.0, one_minus_cos * (2.0 - one_minus_cos)))
-        phi = 2.0 * math.pi * u2
+        cos_phi, sin_phi = cos_sin_2pi(u2)
         tx, ty, tz, bx, by, bz = orthonormal_basis(cx, cy, cz)
-        cp, sp = math.cos(phi) * sin_t, math.sin(phi) * sin_t
+        cp, sp = cos_phi * sin_t, sin_phi * sin_t
         wx = cp * tx + sp * bx + cos_t * cx
         wy = cp * ty + sp * by + cos_t * cy
         wz = cp * tz + sp * bz + cos_t * cz
@@ -264,8 +265,8 @@ def sample_sphere_light(geo, idx, pmf, px, py, pz, u1, u2):
         return True, wx, wy, wz, dist, er, eg, eb, pdf, False
     oz = 1.0 - 2.0 * u1
     orr = math.sqrt(max(0.0, 1.0 - oz * oz))
-    phi = 2.0 * math.pi * u2
-    ox, oy = orr * math.cos(phi), orr * math.sin(phi)
+    cos_phi, sin_phi = cos_sin_2pi(u2)
+    ox, oy = orr * cos_phi, orr * sin_phi
     qx, qy, qz = affine(geo.sph_o2w, idx, ox, oy, oz)
     factor, nx, ny, nz = _ellipsoid_area_factor(geo, idx, ox, oy, oz)
     wx, wy, wz = qx - px, qy - py, qz - pz
@@ -332,8 +333,8 @@ def sample_environment(lights, cube, pmf, u1, u2):
     else:
         wz = 1.0 - 2.0 * u1
         rr = math.sqrt(max(0.0, 1.0 - wz * wz))
-        phi = 2.0 * math.pi * u2
-        wx, wy = rr * math.cos(phi), rr * math.sin(phi)
+        cos_phi, sin_phi = cos_sin_2pi(u2)
+        wx, wy = rr * cos_phi, rr * sin_phi
         pdf = pmf * INV_4PI
     if not pdf > 0.0:
         return _FAIL
