@@ -42,7 +42,7 @@ def load_cube_map(folder, where="background.cube_map"):
     return np.ascontiguousarray(np.stack(faces), np.float32)
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=True)     # LLVM inlines it: as a call it took 8 % of the glass knot render
 def texel_rgb(faces, face, x, y):
     """Bilinear lookup -> (r, g, b); x, y in [0, 1] with y = 1 at the top edge of the image.
 
@@ -105,7 +105,7 @@ def face_xy_direction(face, x, y):
     return a, b, -1.0
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=True)     # (see texel_rgb)
 def cube_rgb(faces, dx, dy, dz):
     """Radiance (r, g, b) seen in direction (dx, dy, dz) (need not be unit)."""
     face, x, y = cube_face_xy(dx, dy, dz)
