@@ -63,13 +63,14 @@ def compiled_functions():
     return sorted(entries.items())
 
 
-def record(pid_seconds_fn, out):
-    """Run ``pid_seconds_fn()`` under ``perf record -p <this pid>``; -> its seconds."""
+def record(render, out):
+    """Run ``render()`` (-> seconds) under ``perf record -p <this pid>``, samples to
+    ``out``; -> its seconds."""
     perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "-p",
                              str(os.getpid()), "-o", str(out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     time.sleep(1.0)                       # perf attaches
-    seconds = pid_seconds_fn()
+    seconds = render()
     perf.send_signal(signal.SIGINT)
     _, err = perf.communicate(timeout=120)
     if perf.returncode not in (0, -signal.SIGINT):

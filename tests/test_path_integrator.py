@@ -103,16 +103,21 @@ def test_white_furnace_under_a_uniform_cube_map(tmp_path):
 RHO, LE = 0.6, np.array([1.0, 0.5, 0.25])
 
 
+def emissive_box(max_depth, rr_depth=5):
+    """Inside a closed box whose walls emit LE and reflect with albedo RHO (a mirrored cube
+    faces inwards), 16 x 16 pixels at 256 spp."""
+    box = {"type": "cube", "material": "m", "emission": LE.tolist(), "transform": [{"scale": [-1, 1, 1]}]}
+    return path_scene([box], {"m": {"type": "diffuse", "albedo": [RHO] * 3}}, max_depth=max_depth,
+                      rr_depth=rr_depth, camera={"center": [0.2, 0.1, 0.3], "look_at": [0, 0, -1], "fov": 70},
+                      size=16, spp=256)
+
+
 @pytest.mark.parametrize("max_depth,rr_depth", [(1, 5), (2, 5), (3, 5), (4, 1), (-1, 5), (-1, 1)])
 def test_interreflection_inside_an_emissive_box_sums_the_series(max_depth, rr_depth):
-    # Inside a closed box whose walls emit Le and reflect with albedo rho, the radiance
-    # leaving any wall after k bounces is Le rho^k: max_depth d (Mitsuba's meaning) shows
-    # Le (1 + rho + ... + rho^(d-1)), unbounded Le / (1 - rho). A mirrored cube faces inwards.
-    box = {"type": "cube", "material": "m", "emission": LE.tolist(), "transform": [{"scale": [-1, 1, 1]}]}
-    s = path_scene([box], {"m": {"type": "diffuse", "albedo": [RHO] * 3}}, max_depth=max_depth,
-                   rr_depth=rr_depth, camera={"center": [0.2, 0.1, 0.3], "look_at": [0, 0, -1], "fov": 70},
-                   size=16, spp=256)
-    renders = seed_renders(s)
+    # Inside the emissive box the radiance leaving any wall after k bounces is Le rho^k:
+    # max_depth d (Mitsuba's meaning) shows Le (1 + rho + ... + rho^(d-1)), unbounded
+    # Le / (1 - rho).
+    renders = seed_renders(emissive_box(max_depth, rr_depth))
     series = sum(RHO ** k for k in range(max_depth)) if max_depth > 0 else 1 / (1 - RHO)
     if max_depth == 1:
         np.testing.assert_allclose(renders, np.broadcast_to(LE, renders.shape), rtol=1e-12)
@@ -129,10 +134,7 @@ def test_the_noise_model_is_calibrated():
     # Negative controls: a 0.5 % error in the expected value is rejected by the same
     # test, and a 1 % error fails check_against.
     stats = pytest.importorskip("scipy.stats")
-    box = {"type": "cube", "material": "m", "emission": LE.tolist(), "transform": [{"scale": [-1, 1, 1]}]}
-    s = path_scene([box], {"m": {"type": "diffuse", "albedo": [RHO] * 3}}, max_depth=2,
-                   camera={"center": [0.2, 0.1, 0.3], "look_at": [0, 0, -1], "fov": 70}, size=16, spp=256)
-    renders = seed_renders(s)
+    renders = seed_renders(emissive_box(2))
     expected = LE * (1 + RHO)
     green = renders[..., 1]
     std_err = green.std(axis=0, ddof=1) / math.sqrt(N_SEEDS)

@@ -31,12 +31,13 @@ group 0 is the position in the pixel, ``LENS_GROUP`` the point on a thin lens; b
 ``b`` uses group ``1 + 4b`` for choosing the light and the point on it (the first number
 picks the light, then, rescaled, serves the point), ``2 + 4b`` for the BSDF direction,
 ``3 + 4b`` (its first number) for choosing the BSDF lobe, drawn only for materials with
-more than one, and ``4 + 4b`` (its first number) for Russian roulette. The default ``sobol`` sampler draws the groups from
-Owen-scrambled Sobol points (``rng.sobol2``: the samples of a pixel are stratified in
-every group), except the camera groups when spp is not a power of two: those come from
-correlated multi-jittered points (``rng.cmj2``; :func:`camera_rand2`); ``independent`` from
-``rng.rand01`` (dims ``2 group`` and ``2 group + 1``; pixel positions then on an n x n
-jittered grid when spp is a square, as in the Whitted integrator).
+more than one, and ``4 + 4b`` (its first number) for Russian roulette. The default
+``sobol`` sampler draws the groups from Owen-scrambled Sobol points (``rng.sobol2``: the
+samples of a pixel are stratified in every group), except the camera groups when spp is
+not a power of two: those come from correlated multi-jittered points (``rng.cmj2``;
+:func:`camera_rand2`); ``independent`` from ``rng.rand01`` (dims ``2 group`` and
+``2 group + 1``; pixel positions then on an n x n jittered grid when spp is a square, as
+in the Whitted integrator).
 """
 import math
 
