@@ -813,3 +813,29 @@ def test_ir_helpers_load_and_store_through_opaque_pointers():
         out = np.zeros(WIDTH, np.float32)
         f(a.ctypes.data, out.ctypes.data, 5)
         np.testing.assert_array_equal(out, [5, 5, 7, 8, 9, 10, 11, 12], err_msg=name)
+
+
+def test_prefetch_emits_the_instruction_and_changes_no_result():
+    """``lowlevel.prefetch`` is a hint: it must reach the machine code (the trick works)
+    and must leave the values read unchanged, even for addresses past the data."""
+    from raytrace.accel.lowlevel import prefetch, prefetch_emitted
+
+    @njit
+    def summed(a, ahead):
+        p = data_ptr(a)
+        s = 0.0
+        for i in range(a.size):
+            prefetch(p, i + ahead)          # up to `ahead` elements past the end
+            s += a[i]
+        return s
+
+    a = np.arange(1000.0)
+    assert summed(a, 64) == a.sum()
+    assert summed(a, 10 ** 6) == a.sum()
+    assert prefetch_emitted()
+    asm = summed.inspect_asm(summed.signatures[0])
+    import platform
+    if platform.machine() in ("x86_64", "AMD64"):
+        assert "prefetcht0" in asm
+    else:
+        assert "prfm" in asm or "prefetch" in asm.lower()

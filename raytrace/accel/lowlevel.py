@@ -14,12 +14,17 @@
 - ``fma(a, b, c)``: ``a * b + c`` rounded once (LLVM ``llvm.fma``), float32 or float64.
 - ``fetch_add(counter, n)``: atomically add ``n`` to ``counter[0]`` (int64) and return the
   value before (LLVM ``atomicrmw add``): a counter several threads draw from.
+- ``prefetch(ptr, n)``: ask the CPU to bring the cache line holding ``ptr + n`` elements
+  into its caches (LLVM ``llvm.prefetch``: a read, all cache levels). A hint only: no
+  effect on any result, no fault on any address. Where the intrinsic cannot be emitted
+  it emits nothing (``prefetch_emitted`` says which, ``tests/test_simd.py`` checks it).
 
 These are Numba intrinsics (LLVM IR emitted through llvmlite), so they depend on the
 Numba/llvmlite versions (see ``tests/test_simd.py``). Addresses are computed with
 an explicit element type (``gep(..., source_etype=...)``), which works whether llvmlite
 hands out typed or opaque pointers.
 """
+from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -114,3 +119,38 @@ def fetch_add(typingctx, counter, n):
         return builder.atomic_rmw("add", ptr, value, "monotonic")
 
     return types.int64(counter, n), codegen
+
+
+_prefetch_ok = True     # False once emitting llvm.prefetch failed in this process
+
+
+@intrinsic
+def prefetch(typingctx, ptr, n):
+    """Prefetch the cache line of ``ptr + n`` elements for reading into every cache level
+    (x86: ``prefetcht0``). Returns None; a no-op where the intrinsic cannot be emitted."""
+    if not (isinstance(ptr, types.CPointer) and isinstance(n, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        global _prefetch_ok
+        try:
+            i8p = ir.IntType(8).as_pointer()
+            i32 = ir.IntType(32)
+            index = context.cast(builder, args[1], signature.args[1], types.int64)
+            addr = builder.gep(args[0], [index], source_etype=context.get_data_type(ptr.dtype))
+            fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+            fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], fnty)
+            # read (0), highest temporal locality (3), data cache (1)
+            builder.call(fn, [builder.bitcast(addr, i8p), ir.Constant(i32, 0),
+                              ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        except Exception:       # llvmlite changed how intrinsics are declared: skip the hint
+            _prefetch_ok = False
+        return context.get_dummy_value()
+
+    return types.none(ptr, n), codegen
+
+
+def prefetch_emitted():
+    """False when a kernel compiled in this process could not emit ``prefetch`` (then
+    the hint is left out: same results, possibly slower)."""
+    return _prefetch_ok
