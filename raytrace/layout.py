@@ -211,6 +211,7 @@ class Lights(NamedTuple):
     env_const: np.ndarray   # (3,) constant environment radiance
     env_pmf: np.ndarray     # (6 S S,) texel probabilities of the cube map (or (1,))
     env_cdf: np.ndarray     # (6 S S + 1,)
+    env_guide: np.ndarray   # (6 S S,) int64 guide table of env_cdf (scene.emitters.guide_table)
     env_kind: int           # ENV_*
     env_entry: int          # entry of the environment, -1 for none
     cube_size: int          # S, texels per cube-face side (0 without a cube map)

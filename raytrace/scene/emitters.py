@@ -70,6 +70,23 @@ def cube_texel_weights(cube):
     return w + floor
 
 
+def guide_table(cdf, buckets=None):
+    """Guide table of ``cdf`` for ``kernels.emitters.guided_entry``: for each of
+    ``buckets`` (default: one per entry) k, the entry ``select_entry`` picks for the
+    smallest double u with ``int(u * buckets) == k``. The scan from there only moves
+    forward, so it must not start past the answer for any u of the bucket: hence the
+    smallest u as the kernel computes k, not k / buckets, which can round above it."""
+    n = cdf.shape[0] - 1
+    buckets = n if buckets is None else buckets
+    k = np.arange(buckets, dtype=np.float64)
+    u = k / buckets
+    for _ in range(4):          # one ulp either way at most; a few rounds to be sure
+        below = np.nextafter(u, -np.inf)
+        u = np.where((k > 0) & (np.floor(below * buckets) >= k), below, u)
+        u = np.where(np.floor(u * buckets) < k, np.nextafter(u, np.inf), u)
+    return np.clip(np.searchsorted(cdf, u, side="right") - 1, 0, max(n - 1, 0)).astype(np.int64)
+
+
 def build_lights(data, geo, cube=None):
     """Light arrays of a loaded scene: ``data`` its validated dict, ``geo`` its
     :class:`~raytrace.layout.Geometry`, ``cube`` the (6, S, S, 3) cube map or None."""
@@ -145,5 +162,6 @@ def build_lights(data, geo, cube=None):
         delta_val=np.ascontiguousarray(np.array(delta_val, np.float64).reshape(-1, 3)),
         env_const=np.ascontiguousarray(env_const),
         env_pmf=np.ascontiguousarray(env_pmf), env_cdf=np.ascontiguousarray(env_cdf),
+        env_guide=guide_table(env_cdf),
         env_kind=int(env_kind), env_entry=int(env_entry), cube_size=int(size),
     )
