@@ -4,11 +4,14 @@ Nodes: the 8 children of a node are slab-tested at once in float32 SIMD against 
 float32 boxes of ``build.py``, which are rounded outwards by 4 ulps; the far distances
 are widened by 2^-19 relative, so rounding can only add nodes, never lose one. Children
 are visited near first; the others wait on an explicit stack with their entry distance
-and are dropped once a closer hit is known. When two or more children are hit, the
+and are dropped once a closer hit is known. In a BVH of ``PREFETCH_MIN_NODES`` nodes
+or more (one that outgrows the core's caches), when two or more children are hit, the
 records of all of them (nodes, or a leaf's triangle blocks) are prefetched at once
 (``lowlevel.prefetch``), so that the cache misses of rays that wander through the tree
 overlap instead of coming one after the other (bunny, one thread: about +20 % rays per
-second for incoherent rays; ``benchmarks/bench_bvh.py``). Leaves: 4 triangles at a time with the
+second for incoherent rays; ``benchmarks/bench_bvh.py``). A small BVH stays in the
+caches, where the prefetches were only extra work. Instances' prototypes are walked
+without them. Leaves: 4 triangles at a time with the
 watertight test of Woop et al. (2013) in float64 (see ``simd.block_hits``), so rays
 never slip through edges or vertices shared by two triangles; spheres with
 ``raytrace.shapes.intersect_unit_sphere_xf``.
@@ -107,6 +110,7 @@ def closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
                         tmin, tmax)
 
 
+PREFETCH_MIN_NODES = 1024         # 256 KB of nodes, with their blocks about 2 MB
 _NODE_F32 = NODE_ROWS * WIDTH      # float32 elements of a node record (256 bytes)
 _BLOCK_F64 = TRI_ROWS * BLOCK      # float64 elements of a triangle block (320 bytes)
 
@@ -197,11 +201,12 @@ def _closest_hit(box, n_nodes, root, tri, sph, sph_id, ox, oy, oz, dx, dy, dz, t
     vv = alloca_f64(BLOCK)
     sp = 0
     node = np.int32(root)
+    prefetching = n_nodes >= PREFETCH_MIN_NODES
     while True:
         if node >= 0:
             mask = node_mask(box, node, nx, ny, nz, box_ray, dist)
             if mask != 0:
-                if mask & (mask - 1) != 0:   # two or more: the others wait on the stack
+                if prefetching and mask & (mask - 1) != 0:   # two or more: the others wait
                     _prefetch_children(box, tri, node, mask)
                 node, sp = _push_hit_children(box, node, mask, dist, st_node, st_t, sp)
                 continue
@@ -263,10 +268,11 @@ def _any_hit(box, n_nodes, root, tri, sph, ox, oy, oz, dx, dy, dz, tmin, tmax):
     vv = alloca_f64(BLOCK)
     sp = 0
     node = np.int32(root)
+    prefetching = n_nodes >= PREFETCH_MIN_NODES
     while True:
         if node >= 0:
             mask = node_mask(box, node, nx, ny, nz, box_ray, dist)
-            if mask & (mask - 1) != 0:
+            if prefetching and mask & (mask - 1) != 0:
                 _prefetch_children(box, tri, node, mask)
             while mask != 0:
                 c = ctz(mask)
