@@ -8,8 +8,8 @@ and are dropped once a closer hit is known. In a BVH of ``PREFETCH_MIN_NODES`` n
 or more (one that outgrows the core's caches), when two or more children are hit, the
 records of all of them (nodes, or a leaf's triangle blocks) are prefetched at once
 (``lowlevel.prefetch``), so that the cache misses of rays that wander through the tree
-overlap instead of coming one after the other (bunny, one thread: about +20 % rays per
-second for incoherent rays; ``benchmarks/bench_bvh.py``). A small BVH stays in the
+overlap instead of coming one after the other (bunny, one thread, incoherent rays:
++3 %, +21 % and +22 % rays per second in three alternating pairs). A small BVH stays in the
 caches, where the prefetches were only extra work. Instances' prototypes are walked
 without them. Leaves: 4 triangles at a time with the
 watertight test of Woop et al. (2013) in float64 (see ``simd.block_hits``), so rays
