@@ -69,7 +69,7 @@ import time
 
 import numpy as np
 
-from reports import add_record_flag, cpu_name, skipped, write_report
+from reports import OtherLoad, add_record_flag, cpu_name, skipped, vector_isa, write_report
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "output"
@@ -333,6 +333,7 @@ def main(argv=None):
         return 0
 
     started = time.perf_counter()
+    other_load = OtherLoad().start()
     OUT.mkdir(parents=True, exist_ok=True)
     engines = list(args.only or ENGINES)
     if "llvm_ad_rgb" in engines and not args.llvm.exists():
@@ -368,7 +369,10 @@ def main(argv=None):
             latency["cold, compiling"] = fresh_process_latency(cold_dir, shipped=False)
             latency["warm"] = min((fresh_process_latency(cold_dir) for _ in range(args.rounds)),
                                   key=lambda d: d["process"])
-    write_results(args, scenes, renderers, results, latency, time.perf_counter() - started)
+    other_load.stop()
+    print(other_load.describe())
+    write_results(args, scenes, renderers, results, latency, time.perf_counter() - started,
+                  other_load)
 
 
 def _best(times, engine):
@@ -388,7 +392,7 @@ def _label(r):
     return f"Mitsuba 3 `{engine}`, `{sampler}` sampler"
 
 
-def write_results(args, scenes, renderers, results, latency, elapsed):
+def write_results(args, scenes, renderers, results, latency, elapsed, other_load):
     load = os.getloadavg()
     flags = ""
     if args.scenes != ",".join(SCENES):
@@ -427,14 +431,19 @@ def write_results(args, scenes, renderers, results, latency, elapsed):
                 cells.append(f"**{t_ours / t:.2f}** (ours `{ours.split('/')[1]}` {t_ours:.2f} s, "
                              f"`{theirs.split('/')[1]}` {t:.2f} s)")
         lines.append(f"| {TITLES[name]} | {cells[0]} | {cells[1]} |")
+    if other_load.busy:
+        lines += ["", f"**Not a quiet machine**: {other_load.describe()}. Other work slows "
+                      f"both renderers, by different amounts, so these ratios are not those "
+                      f"of a quiet machine; run again."]
     lines += [
         "",
         f"Command: `python benchmarks/bench_path.py --rounds {args.rounds}{flags}`; "
         f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}; "
-        f"{cpu_name()}, {os.cpu_count()} cores shared with "
-        f"other engineers (load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
-        f"at the end); Python {platform.python_version()}; the whole run took "
-        f"{elapsed / 60:.1f} min.",
+        f"{cpu_name()} ({vector_isa()}; Mitsuba's `llvm_ad_rgb` vectorises across paths "
+        f"as wide as the CPU allows), {os.cpu_count()} cores shared with "
+        f"other engineers ({other_load.describe()}; load average {load[0]:.1f} / "
+        f"{load[1]:.1f} / {load[2]:.1f} at the end, this run's own processes included); "
+        f"Python {platform.python_version()}; the whole run took {elapsed / 60:.1f} min.",
         "",
         f"spp: the smallest at which the RMSE (all pixels and channels, linear; root mean "
         f"square over {SEARCH_SEEDS} seeds) against a converged Mitsuba reference (its own "

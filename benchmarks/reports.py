@@ -72,3 +72,87 @@ def cpu_name():
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def vector_isa():
+    """The widest x86 vector instruction set the CPU offers ("AVX-512", "AVX2", "AVX",
+    "SSE4.2"; Linux ``/proc/cpuinfo``), else the machine type. Mitsuba's ``llvm_ad_rgb``
+    (Dr.Jit) and Embree vectorise as wide as the CPU allows, so ratios against them
+    depend on it."""
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.machine()
+    flags = set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    for flag, name in (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"),
+                       ("sse4_2", "SSE4.2")):
+        if flag in flags:
+            return name
+    return platform.machine()
+
+
+def _cpu_jiffies():
+    """(busy, steal) jiffies of all CPUs since boot (Linux ``/proc/stat``), or None."""
+    try:
+        fields = pathlib.Path("/proc/stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    if fields[0] != "cpu" or len(fields) < 9:
+        return None
+    user, nice, system, idle, iowait, irq, softirq, steal = map(int, fields[1:9])
+    return user + nice + system + irq + softirq, steal
+
+
+def _own_cpu_seconds():
+    import resource
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+class OtherLoad:
+    """How busy the machine was with other work while a benchmark ran: the CPU time of
+    all processes (``/proc/stat``) less this process's and its finished children's
+    (``getrusage``), in cores on average; and the time the hypervisor gave to other
+    machines (steal). ``start()``, run, ``stop()``, then ``describe()`` / ``busy``.
+    On other systems ``describe()`` says it was not measured."""
+
+    BUSY_CORES = 0.25        # more than this on average: not a quiet machine
+
+    def __init__(self):
+        self.other = self.steal = None
+
+    def start(self):
+        import time
+        self._t0 = time.perf_counter()
+        self._j0 = _cpu_jiffies()
+        self._own0 = _own_cpu_seconds()
+        return self
+
+    def stop(self):
+        import os
+        import time
+        wall = time.perf_counter() - self._t0
+        j1 = _cpu_jiffies()
+        if self._j0 is None or j1 is None or wall <= 0:
+            return self
+        tick = os.sysconf("SC_CLK_TCK")
+        busy = (j1[0] - self._j0[0]) / tick
+        own = _own_cpu_seconds() - self._own0
+        self.other = max(0.0, busy - own) / wall
+        self.steal = (j1[1] - self._j0[1]) / tick / wall
+        return self
+
+    @property
+    def busy(self):
+        return self.other is not None and self.other + self.steal > self.BUSY_CORES
+
+    def describe(self):
+        if self.other is None:
+            return "other load not measured (no /proc/stat)"
+        return (f"other processes used {self.other:.2f} cores on average during the run, "
+                f"the hypervisor's other guests {self.steal:.2f} (/proc/stat)")
