@@ -29,7 +29,12 @@ each Mitsuba variant with its default ``independent`` sampler and with ``multiji
   1-spp render.
 
 The headline, per scene, is ours (best of our samplers) / Mitsuba ``llvm_ad_rgb`` (best
-of its samplers), time to the target RMSE, and the same against ``scalar_rgb``.
+of its samplers), time to the target RMSE, and the same against ``scalar_rgb``. The report
+also names the CPU's vector width (``llvm_ad_rgb`` vectorises across paths with it) and
+how much CPU time other processes took during the run (``reports.OtherLoad``); above a
+quarter of a core it says the ratios are not those of a quiet machine: on a busy machine
+(2026-12-01) Mitsuba measured 2.5x slower than on a quiet one and the ratio came out
+0.9-1.1 instead of 1.3-1.6.
 
 The references (Mitsuba ``llvm_ad_rgb`` when available, else ``scalar_rgb``; 8192 spp
 unless ``--ref-spp``; ``independent`` sampler, 8 passes) are cached in
