@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from reports import add_record_flag, write_report
+from reports import OtherLoad, add_record_flag, cpu_name, vector_isa, write_report
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -83,20 +83,26 @@ def main():
         warm_t = first_render(cold, shipped=False)
     with tempfile.TemporaryDirectory() as cold:
         shipped_t = first_render(cold)
-    rows = []
+    rows, scaling = [], []
+    other_load = OtherLoad().start()
     for name, size in (("cornell_box", {}), ("path_glass", {"width": 256, "height": 192})):
         for sampler in ("sobol", "independent"):
+            rate = {}
             for threads in (1, 2):
                 mps, t = paths_per_second(name, args.spp, threads, sampler, **size)
+                rate[threads] = mps
                 rows.append(f"| {name} | {sampler} | {threads} | {t:.2f} s | {mps:.2f} |")
+            scaling.append(f"{name} {sampler} {rate[2] / rate[1]:.2f}x")
+    other_load.stop()
     load = os.getloadavg()
     lines = [
         "## Path tracer core: compile time and throughput",
         "",
         f"Command: `python benchmarks/bench_path_core.py --spp {args.spp}`; "
-        f"{datetime.datetime.now():%Y-%m-%d %H:%M}, {platform.machine()}, {os.cpu_count()} cores "
-        f"(shared with other engineers; load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end), "
-        f"Python {platform.python_version()}.",
+        f"{datetime.datetime.now():%Y-%m-%d %H:%M}, {cpu_name()} ({vector_isa()}), "
+        f"{os.cpu_count()} cores (shared with other engineers; while the throughput was "
+        f"measured {other_load.describe()}; load average {load[0]:.1f} / {load[1]:.1f} / "
+        f"{load[2]:.1f} at the end), Python {platform.python_version()}.",
         "",
         "First render in a fresh process (import, load scenes/cornell_box.json, one 64 x 64 pass):",
         "",
@@ -112,6 +118,9 @@ def main():
         "| scene | sampler | threads | time | M paths/s |",
         "|---|---|---|---|---|",
         *rows,
+        "",
+        f"2 threads / 1 thread: {', '.join(scaling)} (target >= 1.85x)."
+        + (" **Not a quiet machine**: run again." if other_load.busy else ""),
     ]
     text = "\n".join(lines) + "\n"
     print(text)
