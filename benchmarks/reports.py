@@ -7,9 +7,11 @@ gathered from (``python benchmarks/run_all.py --record``).
 """
 import contextlib
 import io
+import os
 import pathlib
 import platform
 import sys
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -108,7 +110,8 @@ def _cpu_jiffies():
 
 
 def _own_cpu_seconds():
-    import resource
+    """CPU seconds of this process and its children that have been waited for."""
+    import resource          # Unix only: imported where /proc/stat was found
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
@@ -127,15 +130,12 @@ class OtherLoad:
         self.other = self.steal = None
 
     def start(self):
-        import time
         self._t0 = time.perf_counter()
         self._j0 = _cpu_jiffies()
-        self._own0 = _own_cpu_seconds()
+        self._own0 = _own_cpu_seconds() if self._j0 is not None else 0.0
         return self
 
     def stop(self):
-        import os
-        import time
         wall = time.perf_counter() - self._t0
         j1 = _cpu_jiffies()
         if self._j0 is None or j1 is None or wall <= 0:
