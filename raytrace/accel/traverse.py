@@ -111,27 +111,31 @@ def closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
 
 
 PREFETCH_MIN_NODES = 1024         # 256 KB of nodes, with their blocks about 2 MB
+_LINE = 64                         # bytes of a cache line (records start on line boundaries)
 _NODE_F32 = NODE_ROWS * WIDTH      # float32 elements of a node record (256 bytes)
 _BLOCK_F64 = TRI_ROWS * BLOCK      # float64 elements of a triangle block (320 bytes)
+_NODE_LINES = _NODE_F32 * 4 // _LINE     # 4
+_BLOCK_LINES = _BLOCK_F64 * 8 // _LINE   # 5
 
 
 @njit(cache=True, inline="always")
 def _prefetch_children(box, tri, node, mask):
-    """Start loading the records of the children of ``node`` in ``mask`` (nodes: 4 cache
-    lines; triangle leaves: the 5 lines of each block) so that they arrive together, not
-    one after the other as the walk reaches them. A hint: no effect on any result."""
+    """Start loading the records of the children of ``node`` in ``mask`` (a node's
+    ``_NODE_LINES`` cache lines; a triangle leaf's ``_BLOCK_LINES`` per block) so that they
+    arrive together, not one after the other as the walk reaches them. A hint: no effect
+    on any result."""
     while mask != 0:
         c = ctz(mask)
         mask &= mask - 1
         child = child_of(box, node, c)
         if child >= 0:
             base = np.int64(child) * _NODE_F32
-            for line in range(4):
-                prefetch(box, base + 16 * line)
+            for line in range(_NODE_LINES):
+                prefetch(box, base + (_LINE // 4) * line)
         elif leaf_kind(child) == LEAF_KIND_TRI:
             base = np.int64(leaf_start(child)) * _BLOCK_F64
-            for line in range(5 * leaf_count(child)):
-                prefetch(tri, base + 8 * line)
+            for line in range(_BLOCK_LINES * leaf_count(child)):
+                prefetch(tri, base + (_LINE // 8) * line)
 
 
 @njit(cache=True, inline="always")
