@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-from reports import add_record_flag, write_report
+from reports import OtherLoad, add_record_flag, write_report
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -76,6 +76,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=2, help="runs of each kind (the best is reported)")
     add_record_flag(ap)
     args = ap.parse_args()
+    other_load = OtherLoad().start()
 
     import numba
     import raytrace
@@ -172,6 +173,8 @@ def main():
         f"average ({w} x {h}); per tile (a quarter of the rows, float32): {tile_bytes / 1024:.0f} KiB",
         "", "All frames of the three runs are written by the client (temporary name, rename); the farm's "
         "frames are bit-identical to the serial ones (tests/test_animation_farm.py)."]
+    other_load.stop()
+    overhead += ["", f"While it ran, {other_load.describe()}."]
     print("\n".join(overhead), flush=True)
     write_report("animate", "\n".join(lines + rows + table + overhead), args.record)
 

@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from reports import add_record_flag, captured_stdout, cpu_name, write_report
+from reports import OtherLoad, add_record_flag, captured_stdout, cpu_name, write_report
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "output"
@@ -171,6 +171,7 @@ def main(argv=None):
     if args.references_only:
         return 0
     methods = (["oidn"] if oidn_available() else []) + ["atrous"]
+    other_load = OtherLoad().start()
     with captured_stdout() as text:
         load_avg = os.getloadavg()
         print(f"## Denoising: RMSE against a {args.ref_spp}-spp reference\n")
@@ -207,6 +208,7 @@ def main(argv=None):
                 print(f"| {spp} | {region} | {n} | " + " | ".join(f"{vals[k][0]:.4f}" for k in kinds)
                       + " | " + " | ".join(ratio) + " | " + " | ".join(bias) + " |")
             print("\nDenoiser time: " + ", ".join(f"{m} {t:.2f} s/Mpixel" for m, t in times.items()) + "\n")
+        print(f"While it ran, {other_load.stop().describe()}.")
     write_report("denoise", text.getvalue(), args.record)
     return 0
 

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from reports import add_record_flag, write_report
+from reports import OtherLoad, add_record_flag, write_report
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -114,6 +114,7 @@ def main():
     p.add_argument("--size", type=int, default=256, help="image size for the renders (default 256)")
     add_record_flag(p)
     args = p.parse_args()
+    other_load = OtherLoad().start()
     with tempfile.TemporaryDirectory() as tmp:
         folder = pathlib.Path(tmp)
         mesh, what = mesh_file(folder)
@@ -144,6 +145,8 @@ def main():
         "| copies | render | world space | instances | ratio (world / instances) |",
         "|---|---|---|---|---|",
         *rows,
+        "",
+        f"While it ran, {other_load.stop().describe()}.",
     ]
     text = "\n".join(lines)
     print(text)

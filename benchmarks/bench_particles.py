@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 import particles as P                                        # noqa: E402
 from particles.cloth import DOCUMENTED_DT                     # noqa: E402
 from particles.reference_numpy import numpy_rk4_step          # noqa: E402
-from reports import add_record_flag, write_report             # noqa: E402
+from reports import OtherLoad, add_record_flag, write_report  # noqa: E402
 
 
 def rate(fn, x, seconds):
@@ -110,6 +110,7 @@ def main():
     add_record_flag(ap)
     args = ap.parse_args()
     sec = 1.0 if args.quick else 3.0
+    other_load = OtherLoad().start()
     machine = platform.processor() or platform.machine()
     command = "python benchmarks/bench_particles.py" + (" --quick" if args.quick else "")
     out = [
@@ -181,6 +182,7 @@ def main():
          "`python -m particles error --system NAME -o OUT.png` fits these slopes "
          "(log-log, asymptotic range); see docs/particles.md.", "")
     emit(*error_study_lines())
+    emit("", f"While it ran, {other_load.stop().describe()}.")
     print()
     write_report("particles", "\n".join(out) + "\n", args.record)
 

@@ -128,8 +128,16 @@ def worker(scene_name, renderer, spps, seed, save):
     """Render scene ``scene_name`` once per spp in ``spps`` (seeds ``seed``, ``seed + 1``,
     ...) after a warm-up; print one JSON line per render (spp, seconds, and the image to
     ``save`` when given). ``renderer``: ``ENGINE/SAMPLER`` (``ours/sobol``,
-    ``scalar_rgb/multijitter``, ...)."""
+    ``scalar_rgb/multijitter``, ...). ``BENCH_THREADS`` in the environment sets the
+    thread count (Numba's, or Dr.Jit's thread pool); by default both use every core."""
     engine, sampler = renderer.split("/")
+    threads = int(os.environ.get("BENCH_THREADS", "0"))
+    if threads and engine == "ours":
+        import numba
+        numba.set_num_threads(threads)
+    elif threads:
+        import drjit
+        drjit.set_thread_count(threads)
     if engine == "ours":
         render = _our_renderer(scene_name, sampler)
     else:

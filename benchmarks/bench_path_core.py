@@ -1,4 +1,4 @@
-"""Path tracer core numbers: compile time and paths per second (no Mitsuba needed).
+"""Path tracer core numbers: compile time, paths per second, thread scaling (Mitsuba optional).
 
     python benchmarks/bench_path_core.py [--spp 32] [--record]
 
@@ -8,7 +8,14 @@
   cache that compile filled (warm);
 - paths per second on scenes/cornell_box.json at 256 x 256, max_depth 8, box filter,
   for both samplers and 1 and 2 threads (best of 3, after a warm-up render);
-- the same for scenes/path_glass.json (dielectrics, a sphere light; max_depth 16).
+- the same for scenes/path_glass.json (dielectrics, a sphere light; max_depth 16);
+- two controls for the 2-thread / 1-thread ratios (target >= 1.85x): what the machine
+  itself gives, a compute-only row kernel (a chain of multiply-adds per image row, no
+  memory traffic) run by the path tracer's own thread runner (``kernels.threads``); and,
+  when Mitsuba 3 and its libLLVM are installed (see ``bench_path.py``), Mitsuba
+  ``llvm_ad_rgb`` on the same Cornell box (256 x 256, box filter, ``multijitter``, the same
+  spp) with Dr.Jit's thread pool set to 1 and 2 threads. Below the machine's ratio no
+  renderer can go; a peer's ratio says what a renderer reaches there.
 
 Writes benchmarks/output/results/path_core.md (with ``--record`` also
 benchmarks/results/path_core.md). The comparison with Mitsuba (time to a given
@@ -67,6 +74,60 @@ def paths_per_second(name, spp, threads, sampler, **size):
     return w * h * spp / best / 1e6, best
 
 
+def machine_ratio(rows=256, chain=1_500_000):
+    """-> (1-thread seconds, 2-thread seconds) of a compute-only row kernel on
+    ``kernels.threads.run_rows`` (best of 3 each): per row a dependent chain of ``chain``
+    multiply-adds, no memory traffic, so nothing but the cores themselves (and the row
+    runner) limits the ratio."""
+    import numba
+    import numpy as np
+    from numba import njit
+
+    from raytrace.kernels.threads import next_row, run_rows
+
+    @njit(nogil=True)
+    def chains(rows, queue, out, n):
+        i = next_row(rows, queue)
+        while i >= 0:
+            x = 1.0 + i
+            for _ in range(n):
+                x = x * 0.999999 + 1e-6
+            out[i] = x
+            i = next_row(rows, queue)
+
+    order = np.arange(rows, dtype=np.int64)
+    out = np.zeros(rows)
+    seconds = {}
+    before = numba.get_num_threads()
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            run_rows(chains, order, out, 10)                # compile, start the pool
+            seconds[threads] = min(_timed(run_rows, chains, order, out, chain) for _ in range(3))
+    finally:
+        numba.set_num_threads(before)
+    return seconds[1], seconds[2]
+
+
+def mitsuba_ratio(spp):
+    """-> (1-thread seconds, 2-thread seconds) of Mitsuba ``llvm_ad_rgb`` rendering the
+    Cornell box of ``bench_path.py`` at ``spp`` (best of 3 each), or None without Mitsuba
+    or its libLLVM."""
+    import bench_path
+    try:
+        import mitsuba  # noqa: F401
+    except ImportError:
+        return None
+    if not bench_path.DEFAULT_LLVM.exists():
+        return None
+    seconds = {}
+    for threads in (1, 2):
+        rows = bench_path.run_worker("cornell", "llvm_ad_rgb/multijitter", [spp] * 3,
+                                     bench_path.DEFAULT_LLVM, extra_env={"BENCH_THREADS": str(threads)})
+        seconds[threads] = min(r["seconds"] for r in rows)
+    return seconds[1], seconds[2]
+
+
 def _timed(fn, *args, **kw):
     t0 = time.perf_counter()
     fn(*args, **kw)
@@ -93,6 +154,8 @@ def main():
                 rate[threads] = mps
                 rows.append(f"| {name} | {sampler} | {threads} | {t:.2f} s | {mps:.2f} |")
             scaling.append(f"{name} {sampler} {rate[2] / rate[1]:.2f}x")
+    machine = machine_ratio()
+    peer = mitsuba_ratio(args.spp)
     other_load.stop()
     load = os.getloadavg()
     lines = [
@@ -121,6 +184,15 @@ def main():
         "",
         f"2 threads / 1 thread: {', '.join(scaling)} (target >= 1.85x)."
         + (" **Not a quiet machine**: run again." if other_load.busy else ""),
+        "",
+        "Controls for that ratio, in the same run:",
+        "",
+        f"- the machine (a compute-only row kernel on the same thread runner): "
+        f"{machine[0]:.2f} s / {machine[1]:.2f} s = **{machine[0] / machine[1]:.2f}x**;",
+        (f"- Mitsuba `llvm_ad_rgb`, the Cornell box at {args.spp} spp (`multijitter`): "
+         f"{peer[0]:.2f} s / {peer[1]:.2f} s = **{peer[0] / peer[1]:.2f}x**."
+         if peer else "- Mitsuba `llvm_ad_rgb`: not measured (Mitsuba 3 or its libLLVM missing; "
+                      "see benchmarks/bench_path.py)."),
     ]
     text = "\n".join(lines) + "\n"
     print(text)

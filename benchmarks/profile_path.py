@@ -21,8 +21,18 @@ Numba cache, ``RAYTRACE_PREBUILT=0``; about a minute): then every function Numba
 compiles on its own (the BVH traversal ``_closest_hit``, ``bsdf_sample``, ...) has its
 own entry point and its own row.
 
-Prints a table; nothing is written. A profile, not a benchmark: the shares are what to
-read, not the seconds.
+``--annotate FUNCTION`` (a name from the table, e.g. ``kernels.path.path_rows``) also
+shows that function's machine code with its samples, instruction by instruction: the
+code is read back from the process's memory, from the entry point to the last sampled
+address, and disassembled with ``objdump`` (binutils). The hottest instructions are
+printed, each after the ones leading up to it; the whole listing goes to
+benchmarks/output/profile_<function>.txt. Read it with the sampling's skid in mind: a
+sample names the instruction *after* the one that was waiting, so the cost of a slow
+load, division or square root shows on the instruction that follows it. Numba emits no
+line table; recognise the source by its constants and operations.
+
+Prints a table; nothing else is written (but the ``--annotate`` listing). A profile,
+not a benchmark: the shares are what to read, not the seconds.
 """
 import argparse
 import bisect
@@ -78,8 +88,9 @@ def record(render, out):
     return seconds
 
 
-def attribute(data, functions):
-    """Counter of sample owner -> samples, from ``perf script`` of ``data``."""
+def attribute(data, functions, addresses=None):
+    """Counter of sample owner -> samples, from ``perf script`` of ``data``;
+    ``addresses`` (a dict), when given, gets owner -> Counter of sampled addresses."""
     text = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip,dso"], capture_output=True,
                           text=True, check=True).stdout
     starts = [a for a, _ in functions]
@@ -94,8 +105,59 @@ def attribute(data, functions):
             owners[f"[{os.path.basename(dso)}]"] += 1
             continue
         i = bisect.bisect_right(starts, ip) - 1
-        owners[names[i] if i >= 0 and ip - starts[i] < (1 << 20) else "[other compiled code]"] += 1
+        owner = names[i] if i >= 0 and ip - starts[i] < (1 << 20) else "[other compiled code]"
+        owners[owner] += 1
+        if addresses is not None:
+            addresses.setdefault(owner, collections.Counter())[ip] += 1
     return owners
+
+
+def annotate(name, functions, addresses, total, top=12, before=10):
+    """-> (printed summary, full listing) of function ``name``'s machine code with its
+    samples per instruction (see the module docstring)."""
+    import ctypes
+
+    entry = dict((n, a) for a, n in functions).get(name)
+    hits = addresses.get(name)
+    if entry is None or not hits:
+        return f"--annotate: no samples in {name!r}", ""
+    if shutil.which("objdump") is None:
+        return "--annotate needs objdump (apt-get install binutils)", ""
+    code = ctypes.string_at(entry, max(hits) - entry + 16)   # the function's own pages
+    with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+        f.write(code)
+        f.flush()
+        text = subprocess.run(["objdump", "-D", "-b", "binary", "-mi386:x86-64",
+                               f"--adjust-vma={entry:#x}", f.name], capture_output=True,
+                              text=True, check=True).stdout
+    rows = []                                               # (samples, offset, instruction)
+    for line in text.splitlines():
+        head, _, rest = line.partition(":")
+        try:
+            address = int(head.strip(), 16)
+        except ValueError:
+            continue
+        fields = rest.split("\t")           # '', bytes, instruction (continued bytes: no third)
+        if len(fields) >= 3:
+            rows.append((hits.get(address, 0), address - entry, fields[-1].strip()))
+    own = sum(hits.values())
+    listing = "\n".join(f"{n:7d} {off:7x}  {ins}" for n, off, ins in rows)
+    out = [f"{name}: {own} samples ({100 * own / total:.1f} % of all), {len(code)} bytes read; "
+           f"its {top} hottest places, each the instructions up to a hot one "
+           "(share of all samples, offset from the entry point, instruction):"]
+    shown = set()
+    for k in sorted(range(len(rows)), key=lambda k: -rows[k][0]):
+        if len(out) > 1 + top * (before + 2) or rows[k][0] == 0:
+            break
+        if k in shown:                        # already in the window of a hotter one
+            continue
+        window = range(max(0, k - before), min(len(rows), k + 3))
+        shown.update(window)
+        out.append("")
+        for n, off, ins in (rows[i] for i in window):
+            mark = f"{100 * n / total:5.1f} %" if n else "       "
+            out.append(f"  {mark} {off:6x}  {ins}")
+    return "\n".join(out), listing
 
 
 def main(argv=None):
@@ -106,6 +168,8 @@ def main(argv=None):
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--compile", action="store_true",
                     help="compile the kernels in this process (one row per compiled function)")
+    ap.add_argument("--annotate", metavar="FUNCTION",
+                    help="also show this function's instructions with their samples")
     args = ap.parse_args(argv)
     if shutil.which("perf") is None:
         raise SystemExit("profile_path.py needs Linux perf (apt-get install linux-perf)")
@@ -131,7 +195,8 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         data = pathlib.Path(tmp) / "perf.data"
         seconds = record(render, data)
-        owners = attribute(data, functions)
+        addresses = {}
+        owners = attribute(data, functions, addresses)
     total = sum(owners.values())
     paths = args.size * args.size * args.spp
     if args.compile:
@@ -142,6 +207,15 @@ def main(argv=None):
     print("| share | where |\n|---|---|")
     for name, n in owners.most_common(20):
         print(f"| {100 * n / total:5.1f} % | {name} |")
+    if args.annotate:
+        summary, listing = annotate(args.annotate, functions, addresses, total)
+        print()
+        print(summary)
+        if listing:
+            out = REPO / "benchmarks" / "output" / f"profile_{args.annotate}.txt"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(listing + "\n")
+            print(f"\nwhole listing: {out.relative_to(REPO)}")
 
 
 if __name__ == "__main__":

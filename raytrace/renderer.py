@@ -33,6 +33,7 @@ from .kernels.sampling import gaussian_inverse_cdf_table
 from .layout import (AOV_HITS, AOV_WIDTH, AOVS, FILTERED_AOVS, FILTERS, PATH_SAMPLING, SAMPLERS,
                      WHITTED_SAMPLING, Environment, Settings)
 from .kernels.shadowmap import fill_shadow_map
+from .kernels.threads import written_zeros
 from .scene.emitters import build_lights, scene_bounds
 from .scene.lights import punctual_lights
 from .scene.schema import SETTING_LIMITS
@@ -222,7 +223,8 @@ def render(scene, progress=False, callback=None, variance=False, aovs=(), denois
         denoise, aovs = resolve(denoise), tuple(dict.fromkeys(aovs + GUIDES))
     t0 = time.perf_counter()
     var = None
-    aov_buf = np.zeros((s["height"], s["width"], AOV_WIDTH)) if set(aovs) & set(FILTERED_AOVS) else None
+    aov_buf = (written_zeros((s["height"], s["width"], AOV_WIDTH)) if set(aovs) & set(FILTERED_AOVS)
+               else None)
     if s["integrator"] == "path":
         image, var, done, nonfinite = _render_path(scene, s, progress, callback, t0, aov_buf,
                                                    partial and (partial, partial_seconds))
@@ -371,7 +373,7 @@ def _render_path(scene, s, progress, callback, t0, aov_buf=None, partial=None):
     settings = kernel_settings(s)
     table = gaussian_inverse_cdf_table()
     h, w, spp = s["height"], s["width"], s["spp"]
-    accum, nonfinite, counter = pk.new_buffers(h, w)
+    accum, nonfinite, counter = pk.new_buffers(h, w, written=True)
     bar = _progress_bar(progress, spp, "spp", "path")
     note = (lambda: bar.write("stopping after this pass (Ctrl-C again to stop now)", file=sys.stderr)) \
         if bar is not None else None

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from raytrace.kernels.threads import next_row, run_rows, thread_count
+from raytrace.kernels.threads import next_row, run_rows, thread_count, written_zeros
 
 
 @njit(nogil=True)
@@ -156,3 +156,31 @@ def test_ctrl_c_waits_for_the_other_threads_then_raises():
     with pytest.raises(KeyboardInterrupt):
         with_threads(2, lambda: run_rows(kernel, np.arange(6), out))
     assert np.array_equal(out, np.ones(6))
+
+
+def _resident_bytes():
+    """This process's resident memory (Linux ``/proc/self/statm``), in bytes."""
+    import os
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="needs Linux /proc")
+def test_written_zeros_are_zero_and_resident_unlike_np_zeros():
+    """``written_zeros`` hands the row kernels pages that are already written (no page
+    faults inside the threads); ``np.zeros``, the negative control, leaves 64 MB unmapped
+    until first written."""
+    size = 64 << 20
+    before = _resident_bytes()
+    lazy = np.zeros(size // 8)
+    lazy_growth = _resident_bytes() - before
+    before = _resident_bytes()
+    ready = written_zeros((size // 64, 8))
+    ready_growth = _resident_bytes() - before
+    assert ready.shape == (size // 64, 8) and ready.dtype == np.float64
+    assert not ready.any()
+    assert ready_growth >= 0.9 * size
+    assert lazy_growth < 0.1 * size
+    counts = written_zeros((3, 5), np.int64)
+    assert counts.dtype == np.int64 and not counts.any()
+    del lazy

@@ -54,7 +54,7 @@ from .intersect import scene_hit, scene_occluded
 from .rng import cmj2, rand01, sobol2
 from .sampling import warp
 from .surface import base_color, hit_normals
-from .threads import next_row, run_rows
+from .threads import next_row, run_rows, written_zeros
 
 INF = math.inf
 RR_MAX = 0.95             # Russian roulette never continues with more than this (Mitsuba)
@@ -381,10 +381,14 @@ def row_stride(height):
     return 1
 
 
-def new_buffers(height, width):
+def new_buffers(height, width, written=False):
     """Zeroed (accumulation (H, W, 6) float64: radiance sums and sums of squares,
-    non-finite counts (H, W) int64, counter (1,) int64)."""
-    return np.zeros((height, width, 6)), np.zeros((height, width), np.int64), np.zeros(1, np.int64)
+    non-finite counts (H, W) int64, counter (1,) int64). ``written``: for a render of
+    every row, the pages are written now (``threads.written_zeros``: the row kernels then
+    take no page faults); otherwise they are ``np.zeros``, which cost memory only where a
+    band of rows writes them."""
+    zeros = written_zeros if written else np.zeros
+    return zeros((height, width, 6)), zeros((height, width), np.int64), np.zeros(1, np.int64)
 
 
 def mean_and_variance(accum, n):
