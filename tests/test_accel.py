@@ -8,6 +8,7 @@ from numba import njit
 from conftest import shared_path
 from raytrace.accel import any_hit, build_accel, closest_hit, trace_closest_batch
 from raytrace.accel.build import CHILD_ROW, STACK_SIZE, WIDTH
+from raytrace.accel.traverse import PREFETCH_MIN_NODES, closest_hit_prefetching
 from raytrace.shapes import intersect_triangle, intersect_unit_sphere_xf
 
 NO_SPH = (np.zeros((0, 3, 4)), np.zeros((0, 3)), np.zeros((0, 3)))
@@ -434,3 +435,41 @@ def test_same_hits_as_embree_bunny():
             faces.append([int(w.split("/")[0]) - 1 for w in line.split()[1:4]])
     tris = np.array(verts, float)[np.array(faces)]
     check_against_embree(tris, np.random.default_rng(4), 20000)
+
+
+@njit(cache=True)
+def _closest_both(acc, tri_n, tri_ng, tri_mat, tri_emit, o, d, out):
+    """Per ray: (t, kind, index, u, v) of closest_hit in out[0], of
+    closest_hit_prefetching in out[1]."""
+    for r in range(o.shape[0]):
+        a = closest_hit(acc, o[r, 0], o[r, 1], o[r, 2], d[r, 0], d[r, 1], d[r, 2], 0.0, np.inf)
+        b = closest_hit_prefetching(acc, tri_n, tri_ng, tri_mat, tri_emit, o[r, 0], o[r, 1],
+                                    o[r, 2], d[r, 0], d[r, 1], d[r, 2], 0.0, np.inf)
+        out[0, r, 0], out[0, r, 1], out[0, r, 2], out[0, r, 3], out[0, r, 4] = a.t, a.kind, a.index, a.u, a.v
+        out[1, r, 0], out[1, r, 1], out[1, r, 2], out[1, r, 3], out[1, r, 4] = b.t, b.kind, b.index, b.u, b.v
+
+
+def test_prefetching_closest_hit_finds_the_same_hits_in_a_large_bvh():
+    """The shading prefetches (``closest_hit_prefetching``, used by the integrators) run
+    only in a BVH of PREFETCH_MIN_NODES nodes or more; there they must change nothing."""
+    rng = np.random.default_rng(5)
+    n = 40000
+    c = rng.uniform(-1, 1, (n, 1, 3))
+    tri = c + rng.normal(scale=0.03, size=(n, 3, 3))
+    acc = build_accel(tri[:, 0], tri[:, 1], tri[:, 2], *NO_SPH)
+    assert acc.nodes.shape[0] >= PREFETCH_MIN_NODES
+    tri_n = np.ascontiguousarray(rng.normal(size=(n, 3, 3)))
+    tri_ng = np.ascontiguousarray(rng.normal(size=(n, 3)))
+    tri_mat = np.arange(n, dtype=np.int64)
+    tri_emit = -np.ones(n, np.int64)
+    o = rng.uniform(-1.5, 1.5, (4000, 3))
+    d = rng.normal(size=(4000, 3))
+    out = np.zeros((2, 4000, 5))
+    _closest_both(acc, tri_n, tri_ng, tri_mat, tri_emit, o, d, out)
+    assert (out[0, :, 1] == 1).mean() > 0.3            # many rays hit a triangle
+    np.testing.assert_array_equal(out[0], out[1])
+    # and the hits are right: brute force over every triangle agrees on the index
+    bt, _, bidx, _, _ = brute_closest(tri[:, 0], tri[:, 1], tri[:, 2], NO_SPH[0], o[:300], d[:300],
+                                      0.0, np.inf)
+    hit = np.isfinite(bt)
+    assert np.array_equal(out[1, :300, 2][hit], bidx[hit])

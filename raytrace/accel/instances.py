@@ -178,8 +178,8 @@ def _closest_instance_hit(box, xf, inst_id, inst_root, pbox, ptri, psph, psph_id
             s0 = leaf_start(node)
             for s in range(s0, s0 + leaf_count(node)):
                 qox, qoy, qoz, qdx, qdy, qdz = _to_object(xf, s, ox, oy, oz, dx, dy, dz)
-                h = _closest_hit(pbox, ONE, np.int64(inst_root[s]), ptri, psph, psph_id, qox, qoy, qoz, qdx, qdy, qdz,
-                                 tmin, limit)
+                h = _closest_hit(pbox, ONE, np.int64(inst_root[s]), ptri, psph, psph_id, False, ptri, ptri,
+                                 psph_id, psph_id, qox, qoy, qoz, qdx, qdy, qdz, tmin, limit)
                 if h.kind != MISS and h.t < limit:
                     best, best_inst, limit = h, inst_id[s], h.t
             box_ray[13] = np.float32(limit) * _TFAR_SCALE

@@ -6,7 +6,8 @@ import math
 
 from numba import njit
 
-from ..accel import any_hit, closest_hit
+from ..accel import any_hit
+from ..accel.traverse import closest_hit_prefetching
 from ..accel.instances import instance_hit, instance_occluded
 from ..layout import PLANE, SceneHit
 from ..shapes import intersect_plane
@@ -18,7 +19,8 @@ INF = math.inf
 def scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """Closest hit over the BVH, the instances and the infinite planes ->
     :class:`~raytrace.layout.SceneHit`."""
-    h = closest_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, tmax)
+    h = closest_hit_prefetching(bvh, geo.tri_n, geo.tri_ng, geo.tri_mat, geo.tri_emit, ox, oy, oz,
+                                dx, dy, dz, tmin, tmax)
     hit = SceneHit(h.t, h.kind, h.index, h.u, h.v, -1)
     g, inst = instance_hit(bvh, ox, oy, oz, dx, dy, dz, tmin, min(hit.t, tmax))
     if inst >= 0 and g.t < hit.t:

@@ -263,6 +263,11 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
             lr, lg, lb = lr + er, lg + eg, lb + eb
             break
         px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
+        # this bounce's numbers first: computed while the hit's rows of the scene arrays
+        # (normals, material) come from memory, not after them
+        group = 1 + GROUPS_PER_BOUNCE * depth
+        u_dir = rand2(sampler, seed, pixel, sample, group + 1)
+        u_light = rand2(sampler, seed, pixel, sample, group) if lights.pmf.shape[0] > 0 else (0.0, 0.0)
         gx, gy, gz, sx, sy, sz, mat, emit = hit_normals(geo, hit, px, py, pz)
         cos_g = -(gx * dx + gy * dy + gz * dz)
         if emit >= 0 and cos_g > 0.0:
@@ -289,9 +294,8 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
         wix = -(dx * t1x + dy * t1y + dz * t1z)
         wiy = -(dx * b1x + dy * b1y + dz * b1z)
         wiz = cos_s
-        group = 1 + GROUPS_PER_BOUNCE * depth
         if lights.pmf.shape[0] > 0 and bsdf_has_smooth(geo.materials, mat, cr, cg, cb):
-            u1, u2 = rand2(sampler, seed, pixel, sample, group)
+            u1, u2 = u_light
             er, eg, eb = direct_light(bvh, geo, lights, cube, mat, (cr, cg, cb), eta, (px, py, pz),
                                       (gx, gy, gz), (t1x, t1y, t1z), (b1x, b1y, b1z), (sx, sy, sz),
                                       (wix, wiy, wiz), eps, u1, u2, (beta_r, beta_g, beta_b))
@@ -299,7 +303,7 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
         u_lobe = 0.0
         if bsdf_chooses_lobe(geo.materials, mat):
             u_lobe = rand2(sampler, seed, pixel, sample, group + 2)[0]
-        u1, u2 = rand2(sampler, seed, pixel, sample, group + 1)
+        u1, u2 = u_dir
         ok, dx, dy, dz, wr, wg, wb, prev_pdf, prev_delta, eta_step, side = scatter(
             geo, mat, (cr, cg, cb), eta, (t1x, t1y, t1z), (b1x, b1y, b1z), (sx, sy, sz), (gx, gy, gz),
             (wix, wiy, wiz), u_lobe, u1, u2)
