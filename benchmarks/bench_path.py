@@ -29,7 +29,9 @@ each Mitsuba variant with its default ``independent`` sampler and with ``multiji
   1-spp render.
 
 The headline, per scene, is ours (best of our samplers) / Mitsuba ``llvm_ad_rgb`` (best
-of its samplers), time to the target RMSE, and the same against ``scalar_rgb``. The report
+of its samplers), time to the target RMSE, and the same against ``scalar_rgb``. A best
+round under 3/4 of its renderer's median round is named below it, with the ratios of the
+medians (``outlier_rounds``). The report
 also names the CPU's vector width (``llvm_ad_rgb`` vectorises across paths with it) and
 how much CPU time other processes took during the run (``reports.OtherLoad``); above a
 quarter of a core it says the ratios are not those of a quiet machine: on a busy machine
@@ -397,6 +399,32 @@ def _best(times, engine):
     return r, mine[r]
 
 
+OUTLIER = 0.75     # a best round below this fraction of its renderer's median is flagged
+
+
+def outlier_rounds(times):
+    """[(renderer, best, median)] of the renderers whose best round is below ``OUTLIER``
+    times the median of their rounds (three or more). The headline takes the best round,
+    which assumes that other work only ever slows a run down; a round far faster than the
+    others does not fit that (2026-12-02: one round ran our glass renders twice as fast as
+    the four after it), so the report names it and gives the ratios of the medians too."""
+    out = []
+    for r, t in times.items():
+        if len(t) >= 3:
+            best, median = min(t), float(np.median(t))
+            if best < OUTLIER * median:
+                out.append((r, best, median))
+    return out
+
+
+def _median_ratio(times, engine):
+    """ours / ``engine``: the medians of each one's best sampler (by median), or nan."""
+    def best_median(e):
+        meds = [float(np.median(t)) for r, t in times.items() if r.split("/")[0] == e]
+        return min(meds) if meds else float("nan")
+    return best_median("ours") / best_median(engine)
+
+
 def _label(r):
     engine, sampler = r.split("/")
     if engine == "ours":
@@ -444,6 +472,15 @@ def write_results(args, scenes, renderers, results, latency, elapsed, other_load
                 cells.append(f"**{t_ours / t:.2f}** (ours `{ours.split('/')[1]}` {t_ours:.2f} s, "
                              f"`{theirs.split('/')[1]}` {t:.2f} s)")
         lines.append(f"| {TITLES[name]} | {cells[0]} | {cells[1]} |")
+    for name in scenes:
+        times = results[name]["times"]
+        odd = outlier_rounds(times)
+        if odd:
+            lines += ["", f"**Outlier round** ({TITLES[name]}): " + "; ".join(
+                f"`{r}` best {b:.2f} s against a median of {m:.2f} s" for r, b, m in odd)
+                + ". With the medians of the rounds: " + ", ".join(
+                f"ours / `{e}` {_median_ratio(times, e):.2f}" for e in ("llvm_ad_rgb", "scalar_rgb")
+                if math.isfinite(_median_ratio(times, e))) + "."]
     if other_load.busy:
         lines += ["", f"**Not a quiet machine**: {other_load.describe()}. Other work slows "
                       f"both renderers, by different amounts, so these ratios are not those "
