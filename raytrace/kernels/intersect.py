@@ -6,8 +6,7 @@ import math
 
 from numba import njit
 
-from ..accel import any_hit
-from ..accel.traverse import closest_hit_prefetching
+from ..accel import any_hit, closest_hit_prefetching
 from ..accel.instances import instance_hit, instance_occluded
 from ..layout import PLANE, SceneHit
 from ..shapes import intersect_plane

@@ -264,17 +264,21 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
             break
         px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
         # this bounce's numbers first: computed while the hit's rows of the scene arrays
-        # (normals, material) come from memory, not after them
+        # (normals, material) come from memory, not after them; none on the last bounce
+        last = depth + 1 >= max_depth or depth >= SAFETY_DEPTH
         group = 1 + GROUPS_PER_BOUNCE * depth
-        u_dir = rand2(sampler, seed, pixel, sample, group + 1)
-        u_light = rand2(sampler, seed, pixel, sample, group) if lights.pmf.shape[0] > 0 else (0.0, 0.0)
+        u_dir = u_light = (0.0, 0.0)
+        if not last:
+            u_dir = rand2(sampler, seed, pixel, sample, group + 1)
+            if lights.pmf.shape[0] > 0:
+                u_light = rand2(sampler, seed, pixel, sample, group)
         gx, gy, gz, sx, sy, sz, mat, emit = hit_normals(geo, hit, px, py, pz)
         cos_g = -(gx * dx + gy * dy + gz * dz)
         if emit >= 0 and cos_g > 0.0:
             er, eg, eb = emitted_at_hit(lights, geo, hit, emit, ppx, ppy, ppz, px, py, pz, cos_g,
                                         prev_pdf, prev_delta, beta_r, beta_g, beta_b)
             lr, lg, lb = lr + er, lg + eg, lb + eb
-        if depth + 1 >= max_depth or depth >= SAFETY_DEPTH:
+        if last:
             break
         # the frame on the side the ray arrives from
         entering = cos_g >= 0.0
