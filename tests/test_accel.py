@@ -16,8 +16,19 @@ NO_SPH = (np.zeros((0, 3, 4)), np.zeros((0, 3)), np.zeros((0, 3)))
 
 # ---------------------------------------------------------------- references and helpers
 
-@njit(cache=True)
+def f32(v):
+    """Coordinates rounded to the nearest float32: the triangles the BVH holds."""
+    return np.asarray(v, np.float64).astype(np.float32).astype(np.float64)
+
+
 def brute_closest(v0, v1, v2, w2o, o, d, tmin, tmax):
+    """Closest hit per ray over every primitive, the triangles' vertices rounded to float32
+    as ``build_accel`` stores them; lowest index wins ties."""
+    return _brute_closest(f32(v0), f32(v1), f32(v2), w2o, o, d, tmin, tmax)
+
+
+@njit(cache=True)
+def _brute_closest(v0, v1, v2, w2o, o, d, tmin, tmax):
     """Closest hit per ray over every primitive (shapes.py routines); lowest index wins ties."""
     n = o.shape[0]
     t_out = np.full(n, np.inf)
@@ -147,7 +158,7 @@ def icosphere(levels, rng=None, jitter=0.0):
     v = np.array(verts)
     if jitter:
         v *= 1 + jitter * rng.uniform(-1, 1, (len(v), 1))
-    return v, f
+    return f32(v), f                 # the vertices the BVH holds (float32)
 
 
 def assert_same_hits(got, ref, rtol=1e-6):
@@ -265,7 +276,8 @@ def test_axis_aligned_geometry_hit_along_axes():
     o[:200, :2] = rng.integers(0, 21, (200, 2)) * h     # exactly on grid lines / corners
     got = accel_closest(acc, o, d, 0.0, np.inf)
     assert np.all(got[1] == 1), "rays through a flat grid of squares must all hit"
-    np.testing.assert_allclose(got[0], 1.7, rtol=1e-12)
+    # the plane z = 0.3 as the blocks hold it (float32)
+    np.testing.assert_allclose(got[0], 2.0 - float(np.float32(0.3)), rtol=1e-12)
     ref = brute_closest(v0, v1, v2, NO_SPH[0], o[200:], d[200:], 0.0, np.inf)
     assert_same_hits(tuple(x[200:] for x in got), ref)
     # rays inside the plane see the triangles edge-on: det == 0, no hit

@@ -301,7 +301,8 @@ def test_spheres_floor_shading_and_shadows_by_hand():
 def test_pyramid_depth_and_normals_match_a_numpy_ray_caster():
     """Depth and normals of the whole image against rays cast here through the world-space
     geometry built by hand: group R_y(30) S(1.5) over the OBJ pyramid, a sphere and a
-    triangle (T(-1.6, 0, 0.6) R_z(10) R_x(-20)), plus the floor."""
+    triangle (T(-1.6, 0, 0.6) R_z(10) R_x(-20)), plus the floor; the triangles' world
+    vertices rounded to float32, as the renderer holds them."""
     scene = raytrace.load_scene(PYRAMID)
     w, h = 80, 60
     t, n = raytrace.render_aovs(scene, width=w, height=h)
@@ -312,6 +313,8 @@ def test_pyramid_depth_and_normals_match_a_numpy_ray_caster():
     tri_local = np.array([[-0.5, 0, 0], [0.5, 0, 0], [0, 1.2, 0]])
     tris = [apply(group, tri) for tri in pyramid]
     tris.append(apply(group @ translate(-1.6, 0, 0.6) @ rot("z", 10) @ rot("x", -20), tri_local))
+    # world-space vertices are held as float32 values (docs/scene-format.md)
+    tris = [np.asarray(tri, np.float32).astype(np.float64) for tri in tris]
     t_tri, which = ray_triangles(origin, rays, tris)
     t_sph = ray_ellipsoid(origin, rays, apply(group, [[1.6, 0.4, 0]])[0], np.full(3, 0.6))
     with np.errstate(divide="ignore"):

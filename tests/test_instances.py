@@ -80,7 +80,9 @@ def test_depth_and_normals_match_the_flattened_scene(scenes):
     hit = np.isfinite(ta)
     assert np.array_equal(hit, np.isfinite(tb)) and hit.mean() > 0.3
     assert np.abs(ta[hit] - tb[hit]).max() < 1e-9 * ta[hit].max()
-    assert np.abs(na - nb).max() < 1e-9
+    # a prototype's vertices are float32 in object space, the copies' in world space
+    # (docs/scene-format.md): face normals agree to float32's precision (measured 1.5e-7)
+    assert np.abs(na - nb).max() < 1e-6
 
 
 def test_prototype_is_stored_once(scenes):
@@ -107,8 +109,9 @@ def test_light_bounds_see_the_instances(scenes):
     a, b = scenes
     la = build_lights(a.data, a.geometry)
     lb = build_lights(b.data, b.geometry)
-    # the directional-light and environment powers depend on the scene's bounding sphere
-    assert np.allclose(la.pmf, lb.pmf, rtol=0, atol=1e-12)
+    # the directional-light and environment powers depend on the scene's bounding sphere;
+    # the lamp's area is that of its float32 vertices in each scene (measured 2e-8 apart)
+    assert np.allclose(la.pmf, lb.pmf, rtol=1e-6, atol=0)
 
 
 def test_instance_queries_against_brute_force():

@@ -77,7 +77,7 @@ def _pack_prototypes(parts):
     nodes = _aligned_empty((n_nodes,) + parts[0].nodes.shape[1:], np.float32) if parts else \
         np.zeros((0, 8, WIDTH), np.float32)
     n_blocks = sum(len(a.tris) for a in parts)
-    tris = _aligned_empty((n_blocks, 10, BLOCK), np.float64)
+    tris = _aligned_empty((n_blocks, 10, BLOCK), np.float32)
     sph = np.zeros((sum(len(a.sph) for a in parts), 3, 4))
     sph_id = np.zeros(len(sph), np.int64)
     roots = []
@@ -126,7 +126,8 @@ def with_empty_instance_levels(world):
     f32 = np.zeros((0,) + world.nodes.shape[1:], np.float32)
     return SceneAccel(*world, inst_nodes=f32, inst_xf=np.zeros((0, 3, 4)),
                       inst_id=np.zeros(0, np.int64), inst_root=np.zeros(0, np.int64),
-                      proto_nodes=f32.copy(), proto_tris=np.zeros((0,) + world.tris.shape[1:]),
+                      proto_nodes=f32.copy(),
+                      proto_tris=np.zeros((0,) + world.tris.shape[1:], np.float32),
                       proto_sph=np.zeros((0, 3, 4)), proto_sph_id=np.zeros(0, np.int64))
 
 

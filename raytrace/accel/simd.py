@@ -2,14 +2,14 @@
 
 Numba leaves LLVM's SLP vectoriser off, so straight-line code over the 8 children of a
 node or the 4 triangles of a block would stay scalar; these intrinsics emit the vector
-instructions themselves (8 x float32 for boxes, 4 x float64 for triangles, fused
-multiply-adds). The array arguments may be Numba arrays or raw pointers to their data
+instructions themselves (8 x float32 for boxes; for triangles 4 x float32 vertex loads
+widened to 4 x float64, where the test runs; fused multiply-adds). The array arguments may be Numba arrays or raw pointers to their data
 (``lowlevel.data_ptr``); the layouts are those of ``build.py``.
 
 - ``node_mask``: slab test of all children of a node -> hit bit mask and entry distances.
 - ``block_hits``: watertight ray-triangle test of a 4-triangle block -> hit bit mask, t, u, v.
-- ``child_of``, ``tri_id_of``: the int32 child id / int64 triangle id stored in the spare
-  row of a node record / triangle block.
+- ``child_of``, ``tri_id_of``: the int32 child id / int32 triangle id (returned as int64)
+  stored in the spare row of a node record / triangle block.
 
 Fence. Code written in LLVM IR depends on llvmlite's IR builder and on the IR Numba
 emits (typed pointers today, opaque ones announced), so each of the four has a plain-loop
@@ -132,7 +132,7 @@ def _node_mask_args_ok(box, node, nx, ny, nz, ray, dist):
 
 
 def _block_hits_args_ok(tri, blk, kx, ky, kz, ray, tt, uu, vv):
-    return (_is_base(tri, types.float64, 3) and ray == tt == uu == vv == _F64P
+    return (_is_base(tri, types.float32, 3) and ray == tt == uu == vv == _F64P
             and all(isinstance(a, types.Integer) for a in (blk, kx, ky, kz)))
 
 
@@ -142,7 +142,7 @@ def _child_of_args_ok(nodes, node, c):
 
 
 def _tri_id_of_args_ok(tris, blk, k):
-    return (_is_base(tris, types.float64, 3) and isinstance(blk, types.Integer)
+    return (_is_base(tris, types.float32, 3) and isinstance(blk, types.Integer)
             and isinstance(k, types.Integer))
 
 
@@ -188,7 +188,7 @@ def _node_mask_simd(typingctx, box, node, nx, ny, nz, ray, dist):
 
 @intrinsic
 def _block_hits_simd(typingctx, tri, blk, kx, ky, kz, ray, tt, uu, vv):
-    """``block_hits`` in 4 x float64 SIMD."""
+    """``block_hits`` in 4 x float64 SIMD (the float32 vertex rows widened exactly)."""
     if not _block_hits_args_ok(tri, blk, kx, ky, kz, ray, tt, uu, vv):
         return None
     sig = types.int64(tri, blk, kx, ky, kz, ray, tt, uu, vv)
@@ -203,9 +203,10 @@ def _block_hits_simd(typingctx, tri, blk, kx, ky, kz, ray, tt, uu, vv):
 
         def rows(vertex):
             """(x, y, z) rows of one vertex of all lanes, in the ray's axis order."""
-            return [_vload(builder, data, builder.add(
+            return [builder.fpext(_vload(builder, data, builder.add(
                 base, builder.mul(builder.add(k, ir.Constant(_I64, 3 * vertex)),
-                                  ir.Constant(_I64, B))), _F64, B) for k in ks]
+                                  ir.Constant(_I64, B))), _F32, B), ir.VectorType(_F64, B))
+                    for k in ks]
 
         ray_p = args[5]
         r = [_splat(builder, _load_at(builder, ray_p, ir.Constant(_I64, i), _F64), B)
@@ -270,7 +271,10 @@ def _id_reader(name, elem_np, elem_ir, result, rows, row, lanes):
             index = builder.add(builder.mul(i64, ir.Constant(_I64, rows * lanes)),
                                 builder.add(k64, ir.Constant(_I64, row * lanes)))
             # same element size: the address of element ``index`` read as an integer
-            return _load_at(builder, data, index, elem_ir)
+            value = _load_at(builder, data, index, elem_ir)
+            if result.bitwidth > elem_ir.width:
+                value = builder.sext(value, ir.IntType(result.bitwidth))
+            return value
 
         return result(arr, i, k), codegen
 
@@ -280,7 +284,7 @@ def _id_reader(name, elem_np, elem_ir, result, rows, row, lanes):
 
 _child_of_simd = _id_reader("_child_of_simd", types.float32, _I32, types.int32,
                             NODE_ROWS, CHILD_ROW, WIDTH)
-_tri_id_of_simd = _id_reader("_tri_id_of_simd", types.float64, _I64, types.int64,
+_tri_id_of_simd = _id_reader("_tri_id_of_simd", types.float32, _I32, types.int64,
                              TRI_ROWS, ID_ROW, BLOCK)
 
 
@@ -395,8 +399,8 @@ def _child_of_loops(nodes, node, c):
 
 @njit(cache=True)
 def _tri_id_of_loops(tris, blk, k):
-    return _flat(tris).view(np.int64)[np.int64(blk) * (TRI_ROWS * BLOCK)
-                                      + ID_ROW * BLOCK + np.int64(k)]
+    return np.int64(_flat(tris).view(np.int32)[np.int64(blk) * (TRI_ROWS * BLOCK)
+                                               + ID_ROW * BLOCK + np.int64(k)])
 
 
 # ---------------------------------------------------------------- the choice
@@ -417,12 +421,12 @@ def _probe_inputs():
     box[1, 0:6:2], box[1, 1:6:2] = lo, hi
     box[1, 0:6:2, 7], box[1, 1:6:2, 7] = np.inf, -np.inf     # an empty slot
     box.view(np.int32)[1, CHILD_ROW] = [3, -1, -8388607, 2139095041, 0, 7, -2, 12345]
-    tri = np.zeros((2, TRI_ROWS, BLOCK))
+    tri = np.zeros((2, TRI_ROWS, BLOCK), np.float32)
     tri[1, :9] = rng.uniform(-1, 1, (9, BLOCK))
     tri[1, :9, 2] = np.tile(tri[1, 0:3, 2], 3)                # a zero-size triangle
     tri[1, :9, 3] = 0.0                                       # an unused lane
     tri[1, 0:3, 1] = tri[1, 0:3, 0]                           # two triangles share v0
-    tri.view(np.int64)[1, ID_ROW] = [5, -1, 2 ** 62 + 1, -(2 ** 52) - 3]
+    tri.view(np.int32)[1, ID_ROW] = [5, -1, 2 ** 30 + 1, -(2 ** 22) - 3]
     dirs = [(0.3, -0.2, 0.9), (1.0, 0.0, 0.0), (0.0, 0.0, -1.0), (-0.5, 0.5, 0.1)]
     rays32 = np.zeros((len(dirs), 14), np.float32)
     rays64 = np.zeros((len(dirs), 8))
@@ -578,7 +582,8 @@ def block_hits(tri, blk, kx, ky, kz, ray, tt, uu, vv):
     multiply-adds), so triangles sharing an edge or a vertex agree on which side of it
     the ray passes and no ray slips between them. Both sides count.
 
-    ``tri``: (nblocks, TRI_ROWS, B) float64, rows 0-8 ``v0 xyz, v1 xyz, v2 xyz``.
+    ``tri``: (nblocks, TRI_ROWS, B) float32, rows 0-8 ``v0 xyz, v1 xyz, v2 xyz``, widened
+    exactly to float64 for the test.
     ``kx, ky, kz``: the ray's axis permutation (``kz`` its dominant axis); ``ray``:
     pointer to 8 float64 ``o[kx], o[ky], o[kz], -d[kx]/d[kz], -d[ky]/d[kz], 1/d[kz], tmin,
     tmax``. Writes ``t, u, v`` per lane to ``tt, uu, vv`` (pointers to B float64; the hit
@@ -596,8 +601,8 @@ def child_of(nodes, node, c):
 
 
 def tri_id_of(tris, blk, k):
-    """Original index of lane ``k`` of block ``blk``: ``tris`` (B, TRI_ROWS, 4) float64
-    (array or pointer) holds it as int64 bits in row ID_ROW. Numba kernels only."""
+    """Original index (int64) of lane ``k`` of block ``blk``: ``tris`` (B, TRI_ROWS, 4)
+    float32 (array or pointer) holds it as int32 bits in row ID_ROW. Numba kernels only."""
     raise TypeError("tri_id_of is called from Numba kernels only")
 
 

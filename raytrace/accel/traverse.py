@@ -14,8 +14,9 @@ caches, where the prefetches were only extra work. Instances' prototypes are wal
 without them. ``closest_hit_prefetching`` (the integrators' query) also prefetches the
 shading rows of each closer triangle it finds (normals, material), so that what comes
 after the walk finds them loaded sooner. Leaves: 4 triangles at a time with the
-watertight test of Woop et al. (2013) in float64 (see ``simd.block_hits``), so rays
-never slip through edges or vertices shared by two triangles; spheres with
+watertight test of Woop et al. (2013) in float64 on the blocks' float32 vertices (see
+``simd.block_hits``), so rays never slip through edges or vertices shared by two
+triangles; spheres with
 ``raytrace.shapes.intersect_unit_sphere_xf``.
 """
 import math
@@ -107,7 +108,7 @@ def closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     ``_closest_hit``: passing the six arrays of ``acc`` by value on every call would cost
     more than a fast traversal.
     """
-    f64, i64 = data_ptr(acc.tris), data_ptr(acc.sph_id)     # (no hints: never read)
+    f64, i64 = data_ptr(acc.sph), data_ptr(acc.sph_id)     # (no hints: never read)
     return _closest_hit(data_ptr(acc.nodes), acc.nodes.shape[0], ROOT, data_ptr(acc.tris),
                         data_ptr(acc.sph), data_ptr(acc.sph_id), False, f64, f64, i64, i64,
                         ox, oy, oz, dx, dy, dz, tmin, tmax)
@@ -134,15 +135,15 @@ def closest_hit_prefetching(acc, tri_n, tri_ng, tri_mat, tri_emit, ox, oy, oz, d
 PREFETCH_MIN_NODES = 1024         # 256 KB of nodes, with their blocks about 2 MB
 _LINE = 64                         # bytes of a cache line (records start on line boundaries)
 _NODE_F32 = NODE_ROWS * WIDTH      # float32 elements of a node record (256 bytes)
-_BLOCK_F64 = TRI_ROWS * BLOCK      # float64 elements of a triangle block (320 bytes)
+_BLOCK_F32 = TRI_ROWS * BLOCK      # float32 elements of a triangle block (160 bytes)
 _NODE_LINES = _NODE_F32 * 4 // _LINE     # 4
-_BLOCK_LINES = _BLOCK_F64 * 8 // _LINE   # 5
+
 
 
 @njit(cache=True, inline="always")
 def _prefetch_children(box, tri, node, mask):
     """Start loading the records of the children of ``node`` in ``mask`` (a node's
-    ``_NODE_LINES`` cache lines; a triangle leaf's ``_BLOCK_LINES`` per block) so that they
+    ``_NODE_LINES`` cache lines; every line of a triangle leaf's blocks) so that they
     arrive together, not one after the other as the walk reaches them. A hint: no effect
     on any result."""
     while mask != 0:
@@ -154,9 +155,12 @@ def _prefetch_children(box, tri, node, mask):
             for line in range(_NODE_LINES):
                 prefetch(box, base + (_LINE // 4) * line)
         elif leaf_kind(child) == LEAF_KIND_TRI:
-            base = np.int64(leaf_start(child)) * _BLOCK_F64
-            for line in range(_BLOCK_LINES * leaf_count(child)):
-                prefetch(tri, base + (_LINE // 8) * line)
+            base = np.int64(leaf_start(child)) * _BLOCK_F32
+            end = base + _BLOCK_F32 * leaf_count(child)
+            while base < end:
+                prefetch(tri, base)
+                base += _LINE // 4
+            prefetch(tri, end - 1)
 
 
 @njit(cache=True, inline="always")
