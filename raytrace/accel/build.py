@@ -524,10 +524,11 @@ def _as_rows(name, a, tail):
     return np.ascontiguousarray(a)
 
 
-def _float32_exact(v):
-    """float64 rows rounded to the nearest float32 (beyond its range: inf, left out)."""
+def float32_vertices(v):
+    """Vertices rounded to the nearest float32 (beyond its range: inf), kept as float64:
+    the values the triangle blocks hold."""
     with np.errstate(over="ignore"):
-        return v.astype(np.float32).astype(np.float64)
+        return np.asarray(v, np.float64).astype(np.float32).astype(np.float64)
 
 
 def build_accel(tri_v0, tri_v1, tri_v2, sph_w2o, sph_lo, sph_hi):
@@ -551,12 +552,15 @@ def build_accel(tri_v0, tri_v1, tri_v2, sph_w2o, sph_lo, sph_hi):
     if not len(v0) == len(v1) == len(v2):
         raise ValueError(f"build_accel: tri_v0, tri_v1, tri_v2 lengths differ "
                          f"({len(v0)}, {len(v1)}, {len(v2)})")
+    if len(v0) > 2 ** 31 - 1:
+        raise ValueError(f"build_accel: {len(v0)} triangles; the blocks hold int32 ids "
+                         f"(at most 2**31 - 1 triangles)")
     if not len(w2o) == len(slo) == len(shi):
         raise ValueError(f"build_accel: sph_w2o, sph_lo, sph_hi lengths differ "
                          f"({len(w2o)}, {len(slo)}, {len(shi)})")
     # the blocks hold float32 vertices: round first, so that the boxes and the zero-area
     # test are those of the triangles the traversal tests
-    v0, v1, v2 = (_float32_exact(v) for v in (v0, v1, v2))
+    v0, v1, v2 = (float32_vertices(v) for v in (v0, v1, v2))
     cross = np.cross(v1 - v0, v2 - v0)
     tri_keep = np.flatnonzero(np.any(cross != 0.0, axis=1)
                               & np.all(np.isfinite(np.hstack([v0, v1, v2])), axis=1))
@@ -567,9 +571,6 @@ def build_accel(tri_v0, tri_v1, tri_v2, sph_w2o, sph_lo, sph_hi):
     w2o, slo, shi = w2o[sph_keep], slo[sph_keep], shi[sph_keep]
     T = len(v0)
     S = len(w2o)
-    if len(tri_keep) and tri_keep[-1] >= 2 ** 31 - 1:
-        raise ValueError(f"build_accel: {len(tri_keep)} triangles; blocks hold int32 ids "
-                         f"(at most 2**31 - 1 triangles)")
     if T + S == 0:
         return _pack(np.zeros((0, NODE_ROWS, WIDTH), np.float32), np.zeros((0, WIDTH), np.int32),
                      np.zeros((0, TRI_ROWS, BLOCK)), np.zeros((0, BLOCK), np.int64),

@@ -3,8 +3,9 @@
 Numba leaves LLVM's SLP vectoriser off, so straight-line code over the 8 children of a
 node or the 4 triangles of a block would stay scalar; these intrinsics emit the vector
 instructions themselves (8 x float32 for boxes; for triangles 4 x float32 vertex loads
-widened to 4 x float64, where the test runs; fused multiply-adds). The array arguments may be Numba arrays or raw pointers to their data
-(``lowlevel.data_ptr``); the layouts are those of ``build.py``.
+widened to 4 x float64, where the test runs; fused multiply-adds). The array arguments
+may be Numba arrays or raw pointers to their data (``lowlevel.data_ptr``); the layouts
+are those of ``build.py``.
 
 - ``node_mask``: slab test of all children of a node -> hit bit mask and entry distances.
 - ``block_hits``: watertight ray-triangle test of a 4-triangle block -> hit bit mask, t, u, v.

@@ -139,7 +139,6 @@ _BLOCK_F32 = TRI_ROWS * BLOCK      # float32 elements of a triangle block (160 b
 _NODE_LINES = _NODE_F32 * 4 // _LINE     # 4
 
 
-
 @njit(cache=True, inline="always")
 def _prefetch_children(box, tri, node, mask):
     """Start loading the records of the children of ``node`` in ``mask`` (a node's
@@ -157,10 +156,10 @@ def _prefetch_children(box, tri, node, mask):
         elif leaf_kind(child) == LEAF_KIND_TRI:
             base = np.int64(leaf_start(child)) * _BLOCK_F32
             end = base + _BLOCK_F32 * leaf_count(child)
-            while base < end:
+            while base < end:               # blocks start 32 bytes into a line or on it
                 prefetch(tri, base)
                 base += _LINE // 4
-            prefetch(tri, end - 1)
+            prefetch(tri, end - 1)          # the last line, when a block ends in it
 
 
 @njit(cache=True, inline="always")

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..accel.build import float32_vertices
 from ..errors import SceneError
 from ..layout import (M_TEX, MATERIAL_TYPES, Geometry, material_columns,
                       new_material_records)
@@ -149,16 +150,6 @@ def _round_sphere_radius(lin):
     return 0.0
 
 
-def float32_vertices(world):
-    """World-space vertices rounded to the nearest float32 (beyond its range: inf), kept
-    as float64. The BVH's triangle blocks hold float32 vertices (as Mitsuba and Embree
-    do); rounding here, once, gives shading, light sampling and the traversal the very
-    same triangles (a shadow ray to a point sampled on a light then cannot stop on the
-    light's own float32 copy)."""
-    with np.errstate(over="ignore"):
-        return np.asarray(world, np.float64).astype(np.float32).astype(np.float64)
-
-
 class _Builder:
     def __init__(self, scene_dir, material_rows, table):
         self.scene_dir = pathlib.Path(scene_dir)
@@ -194,6 +185,10 @@ class _Builder:
         """Add a triangle mesh in object space; corner_normals (F,3,3) or None,
         corner_uv (F,3,2) or None (then (u, v) are the barycentrics of v1, v2)."""
         lin, off = m[:3, :3], m[:3, 3]
+        # world vertices as float32 values (as the BVH's blocks hold them, like Mitsuba and
+        # Embree): rounded once here, shading, light sampling and the traversal see the very
+        # same triangles (a shadow ray to a point sampled on a light cannot stop on the
+        # light's own float32 copy)
         wv = float32_vertices(verts @ lin.T + off)
         if not np.isfinite(wv).all():
             raise SceneError(where, "vertices overflow in world space (too large a scale or coordinate)")
