@@ -7,7 +7,8 @@
   (``raytrace/prebuilt/``) and once compiling (``RAYTRACE_PREBUILT=0``), then with the
   cache that compile filled (warm);
 - paths per second on scenes/cornell_box.json at 256 x 256, max_depth 8, box filter,
-  for both samplers and 1 and 2 threads (best of 3, after a warm-up render);
+  for both samplers and 1 and 2 threads (best of 3 after a warm-up render, the 1- and
+  2-thread renders alternating: ``best_interleaved``; the controls below likewise);
 - the same for scenes/path_glass.json (dielectrics, a sphere light; max_depth 16);
 - two controls for the 2-thread / 1-thread ratios (target >= 1.85x): what the machine
   itself gives, a compute-only row kernel (a chain of multiply-adds per image row, no
@@ -61,22 +62,45 @@ def first_render(cache_dir, shipped=True):
     return [float(x) for x in out.stdout.split()] + [total]
 
 
-def paths_per_second(name, spp, threads, sampler, **size):
+def best_interleaved(measure, keys=(1, 2), rounds=3):
+    """-> {key: the least of ``rounds`` calls of ``measure(key)``}, the keys alternating
+    within each round (1, 2, 1, 2, ...): a slow spell of the machine then falls on both
+    thread counts instead of on one of them (the ratios of earlier versions, which timed
+    all the 1-thread renders first, moved by 0.2x between runs)."""
+    best = dict.fromkeys(keys, float("inf"))
+    for _ in range(rounds):
+        for key in keys:
+            best[key] = min(best[key], measure(key))
+    return best
+
+
+def render_seconds(name, spp, sampler, **size):
+    """-> {threads: best wall seconds} for 1 and 2 threads (``best_interleaved``) of one
+    render of scenes/NAME.json at ``spp``, box filter, after a warm-up render at each."""
     import numba
 
     import raytrace
     scene = raytrace.load_scene(REPO / "scenes" / f"{name}.json")
     w, h = size.get("width", 256), size.get("height", 256)
-    numba.set_num_threads(threads)
-    raytrace.render(scene, width=w, height=h, spp=2, filter="box", sampler=sampler)
-    best = min(_timed(raytrace.render, scene, width=w, height=h, spp=spp, filter="box", sampler=sampler)
-               for _ in range(3))
-    return w * h * spp / best / 1e6, best
+    before = numba.get_num_threads()
+
+    def measure(threads):
+        numba.set_num_threads(threads)
+        return _timed(raytrace.render, scene, width=w, height=h, spp=spp, filter="box",
+                      sampler=sampler)
+
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            raytrace.render(scene, width=w, height=h, spp=2, filter="box", sampler=sampler)
+        return best_interleaved(measure)
+    finally:
+        numba.set_num_threads(before)
 
 
 def machine_ratio(rows=256, chain=1_500_000):
     """-> (1-thread seconds, 2-thread seconds) of a compute-only row kernel on
-    ``kernels.threads.run_rows`` (best of 3 each): per row a dependent chain of ``chain``
+    ``kernels.threads.run_rows`` (``best_interleaved``): per row a dependent chain of ``chain``
     multiply-adds, no memory traffic, so nothing but the cores themselves (and the row
     runner) limits the ratio."""
     import numba
@@ -97,13 +121,17 @@ def machine_ratio(rows=256, chain=1_500_000):
 
     order = np.arange(rows, dtype=np.int64)
     out = np.zeros(rows)
-    seconds = {}
     before = numba.get_num_threads()
+
+    def measure(threads):
+        numba.set_num_threads(threads)
+        return _timed(run_rows, chains, order, out, chain)
+
     try:
         for threads in (1, 2):
             numba.set_num_threads(threads)
             run_rows(chains, order, out, 10)                # compile, start the pool
-            seconds[threads] = min(_timed(run_rows, chains, order, out, chain) for _ in range(3))
+        seconds = best_interleaved(measure)
     finally:
         numba.set_num_threads(before)
     return seconds[1], seconds[2]
@@ -111,8 +139,8 @@ def machine_ratio(rows=256, chain=1_500_000):
 
 def mitsuba_ratio(spp):
     """-> (1-thread seconds, 2-thread seconds) of Mitsuba ``llvm_ad_rgb`` rendering the
-    Cornell box of ``bench_path.py`` at ``spp`` (best of 3 each), or None without Mitsuba
-    or its libLLVM."""
+    Cornell box of ``bench_path.py`` at ``spp`` (``best_interleaved``, one worker process
+    per render), or None without Mitsuba or its libLLVM."""
     import bench_path
     try:
         import mitsuba  # noqa: F401
@@ -120,11 +148,13 @@ def mitsuba_ratio(spp):
         return None
     if not bench_path.DEFAULT_LLVM.exists():
         return None
-    seconds = {}
-    for threads in (1, 2):
-        rows = bench_path.run_worker("cornell", "llvm_ad_rgb/multijitter", [spp] * 3,
+
+    def measure(threads):                    # one worker (one process) per render
+        rows = bench_path.run_worker("cornell", "llvm_ad_rgb/multijitter", [spp],
                                      bench_path.DEFAULT_LLVM, extra_env={"BENCH_THREADS": str(threads)})
-        seconds[threads] = min(r["seconds"] for r in rows)
+        return rows[0]["seconds"]
+
+    seconds = best_interleaved(measure)
     return seconds[1], seconds[2]
 
 
@@ -148,12 +178,12 @@ def main():
     other_load = OtherLoad().start()
     for name, size in (("cornell_box", {}), ("path_glass", {"width": 256, "height": 192})):
         for sampler in ("sobol", "independent"):
-            rate = {}
+            seconds = render_seconds(name, args.spp, sampler, **size)
+            paths = size.get("width", 256) * size.get("height", 256) * args.spp
             for threads in (1, 2):
-                mps, t = paths_per_second(name, args.spp, threads, sampler, **size)
-                rate[threads] = mps
-                rows.append(f"| {name} | {sampler} | {threads} | {t:.2f} s | {mps:.2f} |")
-            scaling.append(f"{name} {sampler} {rate[2] / rate[1]:.2f}x")
+                t = seconds[threads]
+                rows.append(f"| {name} | {sampler} | {threads} | {t:.2f} s | {paths / t / 1e6:.2f} |")
+            scaling.append(f"{name} {sampler} {seconds[1] / seconds[2]:.2f}x")
     machine = machine_ratio()
     peer = mitsuba_ratio(args.spp)
     other_load.stop()
@@ -175,7 +205,8 @@ def main():
         "| empty, compiling (`RAYTRACE_PREBUILT=0`) | " + " | ".join(f"{x:.2f} s" for x in compile_t) + " |",
         "| warm (compiled before) | " + " | ".join(f"{x:.2f} s" for x in warm_t) + " |",
         "",
-        f"Throughput, {args.spp} spp, box filter, best of 3 (cornell_box: 256 x 256, max_depth 8; "
+        f"Throughput, {args.spp} spp, box filter, best of 3, 1 and 2 threads alternating "
+        "(cornell_box: 256 x 256, max_depth 8; "
         "path_glass: 256 x 192, max_depth 16):",
         "",
         "| scene | sampler | threads | time | M paths/s |",
