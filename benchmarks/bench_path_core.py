@@ -100,9 +100,9 @@ def render_seconds(name, spp, sampler, **size):
 
 def machine_ratio(rows=256, chain=1_500_000):
     """-> (1-thread seconds, 2-thread seconds) of a compute-only row kernel on
-    ``kernels.threads.run_rows`` (``best_interleaved``): per row a dependent chain of ``chain``
-    multiply-adds, no memory traffic, so nothing but the cores themselves (and the row
-    runner) limits the ratio."""
+    ``kernels.threads.run_rows`` (``best_interleaved``): per row a dependent chain of
+    ``chain`` multiply-adds, no memory traffic, so nothing but the cores themselves (and
+    the row runner) limits the ratio."""
     import numba
     import numpy as np
     from numba import njit
