@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from raytrace.accel import any_hit, closest_hit        # noqa: E402
 from raytrace.kernels.trig import (C2, C4, C6, C8, C10, C12, C14, C16, S3, S5, S7, S9,  # noqa: E402
-                                   S11, S13, S15, cos_sin_2pi)
+                                   S11, S13, S15)
 from raytrace.layout import TRIANGLE                   # noqa: E402
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -93,22 +93,84 @@ def camera_ray(cam, width, height, pid, spp):
 
 
 @njit(cache=True, inline="always")
-def tri_test(v0, e1, e2, t, ox, oy, oz, dx, dy, dz):
-    """Moller-Trumbore: (t, hit) for triangle t (both sides), tmin 0."""
-    px = dy * e2[t, 2] - dz * e2[t, 1]
-    py = dz * e2[t, 0] - dx * e2[t, 2]
-    pz = dx * e2[t, 1] - dy * e2[t, 0]
-    det = e1[t, 0] * px + e1[t, 1] * py + e1[t, 2] * pz
+def moller_trumbore(ax, ay, az, e1x, e1y, e1z, e2x, e2y, e2z, ox, oy, oz, dx, dy, dz):
+    """-> (t, hit) of the ray o + t d with the triangle (a, a + e1, a + e2), both sides,
+    t > 0; straight-line code (LLVM vectorises the ray loops that call it)."""
+    px = dy * e2z - dz * e2y
+    py = dz * e2x - dx * e2z
+    pz = dx * e2y - dy * e2x
+    det = e1x * px + e1y * py + e1z * pz
     inv = 1.0 / det
-    sx, sy, sz = ox - v0[t, 0], oy - v0[t, 1], oz - v0[t, 2]
+    sx, sy, sz = ox - ax, oy - ay, oz - az
     u = (sx * px + sy * py + sz * pz) * inv
-    qx = sy * e1[t, 2] - sz * e1[t, 1]
-    qy = sz * e1[t, 0] - sx * e1[t, 2]
-    qz = sx * e1[t, 1] - sy * e1[t, 0]
+    qx = sy * e1z - sz * e1y
+    qy = sz * e1x - sx * e1z
+    qz = sx * e1y - sy * e1x
     v = (dx * qx + dy * qy + dz * qz) * inv
-    tt = (e2[t, 0] * qx + e2[t, 1] * qy + e2[t, 2] * qz) * inv
-    ok = (det != 0.0) & (u >= 0.0) & (v >= 0.0) & (u + v <= 1.0) & (tt > 0.0)
-    return tt, ok
+    tt = (e2x * qx + e2y * qy + e2z * qz) * inv
+    return tt, (det != 0.0) & (u >= 0.0) & (v >= 0.0) & (u + v <= 1.0) & (tt > 0.0)
+
+
+@njit(cache=True, inline="always")
+def tri_test(v0, e1, e2, t, ox, oy, oz, dx, dy, dz):
+    """``moller_trumbore`` for triangle t of the flat arrays."""
+    return moller_trumbore(v0[t, 0], v0[t, 1], v0[t, 2], e1[t, 0], e1[t, 1], e1[t, 2],
+                           e2[t, 0], e2[t, 1], e2[t, 2], ox, oy, oz, dx, dy, dz)
+
+
+@njit(cache=True, inline="always")
+def cos_sin_2pi_selects(u):
+    """``kernels.trig.cos_sin_2pi`` with the quarter turn applied by selects (no switch:
+    LLVM does not vectorise loops holding one)."""
+    x = 4.0 * u
+    q = math.floor(x + 0.5)
+    r = (x - q) * (0.5 * math.pi)
+    r2 = r * r
+    s = r + r * r2 * (S3 + r2 * (S5 + r2 * (S7 + r2 * (S9 + r2 * (S11 + r2 * (S13 + r2 * S15))))))
+    c = 1.0 + r2 * (C2 + r2 * (C4 + r2 * (C6 + r2 * (C8 + r2 * (C10 + r2 * (C12 + r2 * (C14 + r2 * C16)))))))
+    quarter = int(q) & 3
+    odd = (quarter & 1) != 0
+    c1 = -s if odd else c
+    s1 = c if odd else s
+    neg = (quarter & 2) != 0
+    return (-c1 if neg else c1), (-s1 if neg else s1)
+
+
+@njit(cache=True, inline="always")
+def light_sample(v0, e1, e2, ng, lt, larea, px, py, pz, nx, ny, nz, u1, u2):
+    """A uniform point q on light triangle lt seen from p with normal n -> (q, the
+    shadow ray's origin p + EPS n, the cosines at q and at p, the light's solid-angle
+    pdf (all lights' area ``larea``), the squared distance)."""
+    su = math.sqrt(u1)
+    b1, b2 = 1.0 - su, u2 * su
+    qx = v0[lt, 0] + b1 * e1[lt, 0] + b2 * e2[lt, 0]
+    qy = v0[lt, 1] + b1 * e1[lt, 1] + b2 * e2[lt, 1]
+    qz = v0[lt, 2] + b1 * e1[lt, 2] + b2 * e2[lt, 2]
+    sox, soy, soz = px + EPS * nx, py + EPS * ny, pz + EPS * nz
+    wx, wy, wz = qx - px, qy - py, qz - pz
+    d2 = wx * wx + wy * wy + wz * wz
+    inv = 1.0 / math.sqrt(d2)
+    wx, wy, wz = wx * inv, wy * inv, wz * inv
+    cos_l = -(ng[lt, 0] * wx + ng[lt, 1] * wy + ng[lt, 2] * wz)
+    cos_s = nx * wx + ny * wy + nz * wz
+    return qx, qy, qz, sox, soy, soz, cos_l, cos_s, d2 / (larea * cos_l)
+
+
+@njit(cache=True, inline="always")
+def cosine_direction(nx, ny, nz, u3, u4):
+    """A cosine-weighted direction around the unit normal n (Duff et al.'s frame) ->
+    (direction, its local z = cos theta)."""
+    r = math.sqrt(u3)
+    c4, s4 = cos_sin_2pi_selects(u4)
+    lx, ly = r * c4, r * s4
+    lz = math.sqrt(max(0.0, 1.0 - u3))
+    sgn = 1.0 if nz >= 0.0 else -1.0
+    a = -1.0 / (sgn + nz)
+    b = nx * ny * a
+    t1x, t1y, t1z = 1.0 + sgn * nx * nx * a, sgn * b, -sgn * nx
+    t2x, t2y, t2z = b, sgn + ny * ny * a, -ny
+    return (lx * t1x + ly * t2x + lz * nx, lx * t1y + ly * t2y + lz * ny,
+            lx * t1z + ly * t2z + lz * nz, lz)
 
 
 @njit(cache=True, inline="always")
@@ -138,40 +200,18 @@ def shade(scene, depth, max_depth, rr_depth, pid, ox, oy, oz, dx, dy, dz, t, idx
     while k < lcdf.shape[0] - 2 and lcdf[k + 1] <= u0:
         k += 1
     lt = ltri[k]
-    su = math.sqrt(u1)
-    b1, b2 = 1.0 - su, u2 * su
-    qx = v0[lt, 0] + b1 * e1[lt, 0] + b2 * e2[lt, 0]
-    qy = v0[lt, 1] + b1 * e1[lt, 1] + b2 * e2[lt, 1]
-    qz = v0[lt, 2] + b1 * e1[lt, 2] + b2 * e2[lt, 2]
-    sox, soy, soz = px + EPS * nx, py + EPS * ny, pz + EPS * nz
-    wx, wy, wz = qx - px, qy - py, qz - pz
-    d2 = wx * wx + wy * wy + wz * wz
-    inv = 1.0 / math.sqrt(d2)
-    wx, wy, wz = wx * inv, wy * inv, wz * inv
-    cos_l = -(ng[lt, 0] * wx + ng[lt, 1] * wy + ng[lt, 2] * wz)
-    cos_s = nx * wx + ny * wy + nz * wz
+    qx, qy, qz, sox, soy, soz, cos_l, cos_s, lpdf = light_sample(v0, e1, e2, ng, lt, larea, px, py,
+                                                                 pz, nx, ny, nz, u1, u2)
     sr = sg = sb = 0.0
     shadow = go_on and cos_l > 0.0 and cos_s > 0.0
     if shadow:
-        lpdf = d2 / (larea * cos_l)
         bpdf = cos_s * INV_PI
         f = cos_s * INV_PI * mis(lpdf, bpdf) / lpdf
         sr, sg, sb = tr * alb[idx, 0] * le[0] * f, tg * alb[idx, 1] * le[1] * f, tb * alb[idx, 2] * le[2] * f
     sdx, sdy, sdz = qx - sox, qy - soy, qz - soz
     # cosine-weighted direction in the frame of n
     u3, u4, u5 = rnd(pid, dim + 3), rnd(pid, dim + 4), rnd(pid, dim + 5)
-    r = math.sqrt(u3)
-    c4, s4 = cos_sin_2pi(u4)
-    lx, ly = r * c4, r * s4
-    lz = math.sqrt(max(0.0, 1.0 - u3))
-    sgn = 1.0 if nz >= 0.0 else -1.0
-    a = -1.0 / (sgn + nz)
-    b = nx * ny * a
-    t1x, t1y, t1z = 1.0 + sgn * nx * nx * a, sgn * b, -sgn * nx
-    t2x, t2y, t2z = b, sgn + ny * ny * a, -ny
-    ndx = lx * t1x + ly * t2x + lz * nx
-    ndy = lx * t1y + ly * t2y + lz * ny
-    ndz = lx * t1z + ly * t2z + lz * nz
+    ndx, ndy, ndz, lz = cosine_direction(nx, ny, nz, u3, u4)
     tr, tg, tb = tr * alb[idx, 0], tg * alb[idx, 1], tb * alb[idx, 2]
     pdf = lz * INV_PI
     if go_on and depth + 1 >= rr_depth:
@@ -242,26 +282,17 @@ def closest_stage(v0, e1, e2, n, ox, oy, oz, dx, dy, dz, tbest, idx):
         e1x, e1y, e1z = e1[t, 0], e1[t, 1], e1[t, 2]
         e2x, e2y, e2z = e2[t, 0], e2[t, 1], e2[t, 2]
         for r in range(n):
-            px = dy[r] * e2z - dz[r] * e2y
-            py = dz[r] * e2x - dx[r] * e2z
-            pz = dx[r] * e2y - dy[r] * e2x
-            det = e1x * px + e1y * py + e1z * pz
-            inv = 1.0 / det
-            sx, sy, sz = ox[r] - ax, oy[r] - ay, oz[r] - az
-            u = (sx * px + sy * py + sz * pz) * inv
-            qx = sy * e1z - sz * e1y
-            qy = sz * e1x - sx * e1z
-            qz = sx * e1y - sy * e1x
-            v = (dx[r] * qx + dy[r] * qy + dz[r] * qz) * inv
-            tt = (e2x * qx + e2y * qy + e2z * qz) * inv
-            ok = (det != 0.0) & (u >= 0.0) & (v >= 0.0) & (u + v <= 1.0) & (tt > 0.0) & (tt < tbest[r])
+            tt, ok = moller_trumbore(ax, ay, az, e1x, e1y, e1z, e2x, e2y, e2z, ox[r], oy[r], oz[r],
+                                     dx[r], dy[r], dz[r])
+            ok = ok & (tt < tbest[r])
             tbest[r] = tt if ok else tbest[r]
             idx[r] = t if ok else idx[r]
 
 
 @njit(cache=True, error_model="numpy")
-def occluded_stage(v0, e1, e2, n, ox, oy, oz, dx, dy, dz, blocked):
-    """Shadow rays 0..n-1 (segments, t in (0, 1 - 1e-6)): triangles outside, rays inside."""
+def occluded_stage(v0, e1, e2, n, ox, oy, oz, dx, dy, dz, tmax, blocked):
+    """Shadow segments 0..n-1, t in (0, tmax[r]) (tmax 0: no ray): triangles outside,
+    rays inside (SIMD across rays)."""
     for r in range(n):
         blocked[r] = False
     for t in range(v0.shape[0]):
@@ -269,20 +300,9 @@ def occluded_stage(v0, e1, e2, n, ox, oy, oz, dx, dy, dz, blocked):
         e1x, e1y, e1z = e1[t, 0], e1[t, 1], e1[t, 2]
         e2x, e2y, e2z = e2[t, 0], e2[t, 1], e2[t, 2]
         for r in range(n):
-            px = dy[r] * e2z - dz[r] * e2y
-            py = dz[r] * e2x - dx[r] * e2z
-            pz = dx[r] * e2y - dy[r] * e2x
-            det = e1x * px + e1y * py + e1z * pz
-            inv = 1.0 / det
-            sx, sy, sz = ox[r] - ax, oy[r] - ay, oz[r] - az
-            u = (sx * px + sy * py + sz * pz) * inv
-            qx = sy * e1z - sz * e1y
-            qy = sz * e1x - sx * e1z
-            qz = sx * e1y - sy * e1x
-            v = (dx[r] * qx + dy[r] * qy + dz[r] * qz) * inv
-            tt = (e2x * qx + e2y * qy + e2z * qz) * inv
-            ok = (det != 0.0) & (u >= 0.0) & (v >= 0.0) & (u + v <= 1.0) & (tt > 0.0) & (tt < 1.0 - 1e-6)
-            blocked[r] = blocked[r] | ok
+            tt, ok = moller_trumbore(ax, ay, az, e1x, e1y, e1z, e2x, e2y, e2z, ox[r], oy[r], oz[r],
+                                     dx[r], dy[r], dz[r])
+            blocked[r] = blocked[r] | (ok & (tt < tmax[r]))
 
 
 @njit(cache=True, error_model="numpy")
@@ -302,6 +322,20 @@ def occluded_stage_bvh(acc, n, ox, oy, oz, dx, dy, dz, blocked):
 
 
 @njit(cache=True, error_model="numpy")
+def start_batch(cam, width, height, spp, first, n, slot_base, pid, slot, ox, oy, oz, dx, dy, dz,
+                tr, tg, tb, lr, lg, lb, pdf):
+    """Paths first .. first + n - 1 at their camera rays, in slots 0 .. n - 1 of the
+    batch arrays (``slot``: where each path's radiance goes, from ``slot_base``)."""
+    for k in range(n):
+        pid[k] = first + k
+        slot[k] = slot_base + k
+        ox[k], oy[k], oz[k], dx[k], dy[k], dz[k] = camera_ray(cam, width, height, first + k, spp)
+        tr[k] = tg[k] = tb[k] = 1.0
+        lr[k] = lg[k] = lb[k] = 0.0
+        pdf[k] = 1.0
+
+
+@njit(cache=True, error_model="numpy")
 def render_wavefront(scene, cam, width, height, spp, max_depth, rr_depth, batch, out, acc,
                      use_bvh):
     """Batches of ``batch`` paths advance bounce by bounce, stage by stage; the ray
@@ -314,6 +348,7 @@ def render_wavefront(scene, cam, width, height, spp, max_depth, rr_depth, batch,
     sdx, sdy, sdz = np.empty(batch), np.empty(batch), np.empty(batch)
     sr, sg, sb = np.empty(batch), np.empty(batch), np.empty(batch)
     sowner = np.empty(batch, np.int64)
+    stmax = np.full(batch, 1.0 - 1e-6)      # shadow segments stop just short of the light
     blocked = np.empty(batch, np.bool_)
     tr, tg, tb = np.empty(batch), np.empty(batch), np.empty(batch)
     lr, lg, lb = np.empty(batch), np.empty(batch), np.empty(batch)
@@ -326,13 +361,8 @@ def render_wavefront(scene, cam, width, height, spp, max_depth, rr_depth, batch,
     n_paths = width * height * spp
     for first in range(0, n_paths, batch):
         n = min(batch, n_paths - first)
-        for k in range(n):
-            pid[k] = first + k
-            slot[k] = k
-            ox[k], oy[k], oz[k], dx[k], dy[k], dz[k] = camera_ray(cam, width, height, first + k, spp)
-            tr[k] = tg[k] = tb[k] = 1.0
-            lr[k] = lg[k] = lb[k] = 0.0
-            pdf[k] = 1.0
+        start_batch(cam, width, height, spp, first, n, 0, pid, slot, ox, oy, oz, dx, dy, dz,
+                    tr, tg, tb, lr, lg, lb, pdf)
         live = n
         for depth in range(max_depth):
             if live == 0:
@@ -371,7 +401,7 @@ def render_wavefront(scene, cam, width, height, spp, max_depth, rr_depth, batch,
             if use_bvh:
                 occluded_stage_bvh(acc, ns, sox, soy, soz, sdx, sdy, sdz, blocked)
             else:
-                occluded_stage(v0, e1, e2, ns, sox, soy, soz, sdx, sdy, sdz, blocked)
+                occluded_stage(v0, e1, e2, ns, sox, soy, soz, sdx, sdy, sdz, stmax, blocked)
             for k in range(ns):
                 if not blocked[k]:
                     s = sowner[k]
@@ -384,24 +414,6 @@ def render_wavefront(scene, cam, width, height, spp, max_depth, rr_depth, batch,
             out[(first + k) // spp] += v
             total += v
     return total
-
-
-@njit(cache=True, inline="always")
-def cos_sin_2pi_selects(u):
-    """``kernels.trig.cos_sin_2pi`` with the quarter turn applied by selects (no switch:
-    LLVM does not vectorise loops holding one)."""
-    x = 4.0 * u
-    q = math.floor(x + 0.5)
-    r = (x - q) * (0.5 * math.pi)
-    r2 = r * r
-    s = r + r * r2 * (S3 + r2 * (S5 + r2 * (S7 + r2 * (S9 + r2 * (S11 + r2 * (S13 + r2 * S15))))))
-    c = 1.0 + r2 * (C2 + r2 * (C4 + r2 * (C6 + r2 * (C8 + r2 * (C10 + r2 * (C12 + r2 * (C14 + r2 * C16)))))))
-    quarter = int(q) & 3
-    odd = (quarter & 1) != 0
-    c1 = -s if odd else c
-    s1 = c if odd else s
-    neg = (quarter & 2) != 0
-    return (-c1 if neg else c1), (-s1 if neg else s1)
 
 
 @njit(cache=True, error_model="numpy")
@@ -449,21 +461,9 @@ def shade_stage(scene, depth, max_depth, rr_depth, n, u, choice, ox, oy, oz, dx,
         flip = cos_g < 0.0
         nx, ny, nz = (-nx if flip else nx), (-ny if flip else ny), (-nz if flip else nz)
         go_on = hit and depth + 1 < max_depth
-        lt = ltri[choice[k]]
-        su = math.sqrt(u[1, k])
-        b1, b2 = 1.0 - su, u[2, k] * su
-        qx = v0[lt, 0] + b1 * e1[lt, 0] + b2 * e2[lt, 0]
-        qy = v0[lt, 1] + b1 * e1[lt, 1] + b2 * e2[lt, 1]
-        qz = v0[lt, 2] + b1 * e1[lt, 2] + b2 * e2[lt, 2]
-        sox, soy, soz = px + EPS * nx, py + EPS * ny, pz + EPS * nz
-        wx, wy, wz = qx - px, qy - py, qz - pz
-        d2 = wx * wx + wy * wy + wz * wz
-        inv = 1.0 / math.sqrt(d2)
-        wx, wy, wz = wx * inv, wy * inv, wz * inv
-        cos_l = -(ng[lt, 0] * wx + ng[lt, 1] * wy + ng[lt, 2] * wz)
-        cos_s = nx * wx + ny * wy + nz * wz
+        qx, qy, qz, sox, soy, soz, cos_l, cos_s, lpdf = light_sample(
+            v0, e1, e2, ng, ltri[choice[k]], larea, px, py, pz, nx, ny, nz, u[1, k], u[2, k])
         shadow = go_on and cos_l > 0.0 and cos_s > 0.0
-        lpdf = d2 / (larea * cos_l)
         bpdf = cos_s * INV_PI
         f = cos_s * INV_PI * mis(lpdf, bpdf) / lpdf
         f = f if shadow else 0.0
@@ -473,19 +473,8 @@ def shade_stage(scene, depth, max_depth, rr_depth, n, u, choice, ox, oy, oz, dx,
         sray[0, k], sray[1, k], sray[2, k] = sox, soy, soz
         sray[3, k], sray[4, k], sray[5, k] = qx - sox, qy - soy, qz - soz
         sray[6, k] = (1.0 - 1e-6) if shadow else 0.0
-        r = math.sqrt(u[3, k])
-        c4, s4 = cos_sin_2pi_selects(u[4, k])
-        lx, ly = r * c4, r * s4
-        lz = math.sqrt(max(0.0, 1.0 - u[3, k]))
-        sgn = 1.0 if nz >= 0.0 else -1.0
-        a = -1.0 / (sgn + nz)
-        b = nx * ny * a
-        t1x, t1y, t1z = 1.0 + sgn * nx * nx * a, sgn * b, -sgn * nx
-        t2x, t2y, t2z = b, sgn + ny * ny * a, -ny
         ox[k], oy[k], oz[k] = sox, soy, soz
-        dx[k] = lx * t1x + ly * t2x + lz * nx
-        dy[k] = lx * t1y + ly * t2y + lz * ny
-        dz[k] = lx * t1z + ly * t2z + lz * nz
+        dx[k], dy[k], dz[k], lz = cosine_direction(nx, ny, nz, u[3, k], u[4, k])
         ntr, ntg, ntb = tr[k] * alb[i, 0], tg[k] * alb[i, 1], tb[k] * alb[i, 2]
         pdf[k] = lz * INV_PI
         rr = go_on and depth + 1 >= rr_depth
@@ -494,34 +483,6 @@ def shade_stage(scene, depth, max_depth, rr_depth, n, u, choice, ox, oy, oz, dx,
         go_on = go_on and (u[5, k] < q or not rr) and lz > 0.0
         tr[k], tg[k], tb[k] = ntr / q, ntg / q, ntb / q
         alive[k] = go_on
-
-
-@njit(cache=True, error_model="numpy")
-def occluded_stage_tmax(v0, e1, e2, n, sray, blocked):
-    """Shadow rays 0..n-1 with t in (0, sray[6]) (0: no ray): triangles outside, rays
-    inside (SIMD across rays)."""
-    for r in range(n):
-        blocked[r] = False
-    for t in range(v0.shape[0]):
-        ax, ay, az = v0[t, 0], v0[t, 1], v0[t, 2]
-        e1x, e1y, e1z = e1[t, 0], e1[t, 1], e1[t, 2]
-        e2x, e2y, e2z = e2[t, 0], e2[t, 1], e2[t, 2]
-        for r in range(n):
-            dx, dy, dz = sray[3, r], sray[4, r], sray[5, r]
-            px = dy * e2z - dz * e2y
-            py = dz * e2x - dx * e2z
-            pz = dx * e2y - dy * e2x
-            det = e1x * px + e1y * py + e1z * pz
-            inv = 1.0 / det
-            sx, sy, sz = sray[0, r] - ax, sray[1, r] - ay, sray[2, r] - az
-            u = (sx * px + sy * py + sz * pz) * inv
-            qx = sy * e1z - sz * e1y
-            qy = sz * e1x - sx * e1z
-            qz = sx * e1y - sy * e1x
-            v = (dx * qx + dy * qy + dz * qz) * inv
-            tt = (e2x * qx + e2y * qy + e2z * qz) * inv
-            ok = (det != 0.0) & (u >= 0.0) & (v >= 0.0) & (u + v <= 1.0) & (tt > 0.0) & (tt < sray[6, r])
-            blocked[r] = blocked[r] | ok
 
 
 @njit(cache=True, error_model="numpy")
@@ -544,13 +505,8 @@ def render_wavefront_simd(scene, cam, width, height, spp, max_depth, rr_depth, b
     n_paths = width * height * spp
     for first in range(0, n_paths, batch):
         n = min(batch, n_paths - first)
-        for k in range(n):
-            pid[k] = first + k
-            slot[k] = first + k
-            ox[k], oy[k], oz[k], dx[k], dy[k], dz[k] = camera_ray(cam, width, height, first + k, spp)
-            tr[k] = tg[k] = tb[k] = 1.0
-            lr[k] = lg[k] = lb[k] = 0.0
-            pdf[k] = 1.0
+        start_batch(cam, width, height, spp, first, n, first, pid, slot, ox, oy, oz, dx, dy, dz,
+                    tr, tg, tb, lr, lg, lb, pdf)
         live = n
         for depth in range(max_depth):
             if live == 0:
@@ -560,7 +516,8 @@ def render_wavefront_simd(scene, cam, width, height, spp, max_depth, rr_depth, b
             light_choice_stage(lcdf, live, u, choice)
             shade_stage(scene, depth, max_depth, rr_depth, live, u, choice, ox, oy, oz, dx, dy, dz,
                         tbest, idx, pdf, tr, tg, tb, lr, lg, lb, sray, sval, alive)
-            occluded_stage_tmax(v0, e1, e2, live, sray, blocked)
+            occluded_stage(v0, e1, e2, live, sray[0], sray[1], sray[2], sray[3], sray[4], sray[5],
+                           sray[6], blocked)
             keep = 0
             for k in range(live):              # serial: shadow results, then compaction
                 if sray[6, k] > 0.0 and not blocked[k]:

@@ -65,8 +65,9 @@ def test_negative_control_without_mis_the_probe_is_off(cornell, monkeypatch):
     ours = np.asarray(raytrace.render(scene, width=SIZE, height=SIZE, spp=64, sampler="sobol"),
                       np.float64).sum(axis=2).mean()
     monkeypatch.setattr(probe_wavefront, "mis", numba.njit(lambda a, b: 1.0))
-    monkeypatch.setattr(probe_wavefront, "shade", numba.njit(probe_wavefront.shade.py_func))
-    render = numba.njit(probe_wavefront.render_scalar.py_func)    # compiled with both above
+    jit = numba.njit(error_model="numpy")                        # as the probe's kernels
+    monkeypatch.setattr(probe_wavefront, "shade", jit(probe_wavefront.shade.py_func))
+    render = jit(probe_wavefront.render_scalar.py_func)           # compiled with both above
     out = np.zeros(SIZE * SIZE)
     render(arrays, cam, SIZE, SIZE, SPP, 8, 5, out, scene.accel, True)
     assert out.sum() / (SIZE * SIZE * SPP) > 1.1 * ours
