@@ -60,11 +60,17 @@ def test_blocks_are_float32_with_int32_ids():
 
 
 def test_scene_vertices_are_the_bvh_vertices():
+    """The scene's vertices are float32 values already, so ``build_accel``'s rounding
+    leaves them as they are: the blocks hold the very triangles shading sees."""
     scene = raytrace.load_scene(lit_floor(SHIFT, light_height()))
     geo = scene.geometry
     for v in (geo.tri_v0, geo.tri_v1, geo.tri_v2):
         assert v.dtype == np.float64
         np.testing.assert_array_equal(v, v.astype(np.float32).astype(np.float64))
+    ids = scene.accel.tris_i[:, ID_ROW].ravel()
+    lanes = scene.accel.tris[:, :9].transpose(0, 2, 1).reshape(-1, 3, 3)[ids >= 0]
+    held = np.stack([geo.tri_v0, geo.tri_v1, geo.tri_v2], axis=1)[ids[ids >= 0]]
+    np.testing.assert_array_equal(lanes.astype(np.float64), held)
 
 
 @pytest.fixture(scope="module")
