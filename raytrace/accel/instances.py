@@ -179,7 +179,9 @@ def _closest_instance_hit(box, xf, inst_id, inst_root, pbox, ptri, psph, psph_id
             s0 = leaf_start(node)
             for s in range(s0, s0 + leaf_count(node)):
                 qox, qoy, qoz, qdx, qdy, qdz = _to_object(xf, s, ox, oy, oz, dx, dy, dz)
-                h = _closest_hit(pbox, ONE, np.int64(inst_root[s]), ptri, psph, psph_id, False, ptri, ptri,
+                # no hints: placeholder pointers of closest_hit's types (float64, int64),
+                # so that this walk and the plain query share one compiled _closest_hit
+                h = _closest_hit(pbox, ONE, np.int64(inst_root[s]), ptri, psph, psph_id, False, psph, psph,
                                  psph_id, psph_id, qox, qoy, qoz, qdx, qdy, qdz, tmin, limit)
                 if h.kind != MISS and h.t < limit:
                     best, best_inst, limit = h, inst_id[s], h.t
