@@ -1,7 +1,7 @@
 """Probe: would a wavefront path tracer (stages over arrays of paths) close the per-path
 gap to Mitsuba's LLVM backend on the Cornell box? Run by hand:
 
-    python benchmarks/probe_wavefront.py [--spp 16] [--batch 4096] [--rounds 3]
+    python benchmarks/probe_wavefront.py [--spp 16] [--batch 4096] [--rounds 3] [--stages]
 
 The renderer follows one path at a time (``kernels/path.py``); Mitsuba's ``llvm_ad_rgb``
 runs each stage of all paths in 16-wide vector code. This probe renders the benchmark's
@@ -17,7 +17,8 @@ in five shapes, on one thread, and prints paths per second beside the renderer's
   into SIMD across rays; shading is one loop over the live paths;
   ``wavefront_bvh``: the same with the ray stages through the BVH, one ray at a time;
 - ``wavefront_simd``: every stage a loop over arrays (numbers, light choice, shading
-  written with selects only, rays): an attempt at SIMD shading.
+  written with selects only, rays): an attempt at SIMD shading. ``--stages`` also prints
+  its time stage by stage (``timed_wavefront_simd``: the same stages driven from Python).
 
 All five do the same arithmetic with the same random numbers (a counter hash of path,
 bounce and dimension) and agree to the last bit in the mean; the renderer's image
@@ -518,25 +519,86 @@ def render_wavefront_simd(scene, cam, width, height, spp, max_depth, rr_depth, b
                         tbest, idx, pdf, tr, tg, tb, lr, lg, lb, sray, sval, alive)
             occluded_stage(v0, e1, e2, live, sray[0], sray[1], sray[2], sray[3], sray[4], sray[5],
                            sray[6], blocked)
-            keep = 0
-            for k in range(live):              # serial: shadow results, then compaction
-                if sray[6, k] > 0.0 and not blocked[k]:
-                    lr[k] += sval[0, k]
-                    lg[k] += sval[1, k]
-                    lb[k] += sval[2, k]
-                if alive[k]:
-                    ox[keep], oy[keep], oz[keep] = ox[k], oy[k], oz[k]
-                    dx[keep], dy[keep], dz[keep] = dx[k], dy[k], dz[k]
-                    tr[keep], tg[keep], tb[keep] = tr[k], tg[k], tb[k]
-                    lr[keep], lg[keep], lb[keep] = lr[k], lg[k], lb[k]
-                    pdf[keep], pid[keep], slot[keep] = pdf[k], pid[k], slot[k]
-                    keep += 1
-                else:
-                    v = lr[k] + lg[k] + lb[k]
-                    out[slot[k] // spp] += v
-                    total += v
-            live = keep
+            live, added = compact_stage(live, spp, sray, sval, blocked, alive, ox, oy, oz, dx, dy, dz,
+                                        tr, tg, tb, lr, lg, lb, pdf, pid, slot, out)
+            total += added
     return total
+
+
+@njit(cache=True, error_model="numpy")
+def compact_stage(live, spp, sray, sval, blocked, alive, ox, oy, oz, dx, dy, dz, tr, tg, tb, lr, lg,
+                  lb, pdf, pid, slot, out):
+    """Serial: the unblocked shadow rays' values added to their paths, the live paths
+    moved to the front of the arrays, the ended ones' radiance into ``out``. -> (live
+    paths, the radiance added to ``out``)."""
+    keep = 0
+    total = 0.0
+    for k in range(live):
+        if sray[6, k] > 0.0 and not blocked[k]:
+            lr[k] += sval[0, k]
+            lg[k] += sval[1, k]
+            lb[k] += sval[2, k]
+        if alive[k]:
+            ox[keep], oy[keep], oz[keep] = ox[k], oy[k], oz[k]
+            dx[keep], dy[keep], dz[keep] = dx[k], dy[k], dz[k]
+            tr[keep], tg[keep], tb[keep] = tr[k], tg[k], tb[k]
+            lr[keep], lg[keep], lb[keep] = lr[k], lg[k], lb[k]
+            pdf[keep], pid[keep], slot[keep] = pdf[k], pid[k], slot[k]
+            keep += 1
+        else:
+            v = lr[k] + lg[k] + lb[k]
+            out[slot[k] // spp] += v
+            total += v
+    return keep, total
+
+
+STAGES = ("start", "closest", "rng", "choice", "shade", "occluded", "compact")
+
+
+def timed_wavefront_simd(scene, cam, width, height, spp, batch, out, max_depth=8, rr_depth=5):
+    """``render_wavefront_simd`` driven from Python, each stage call timed (CPU time of
+    the process; one thread) -> ({stage: seconds}, path-bounces): where the shape's time
+    goes. Adds the same radiance to ``out``."""
+    v0, e1, e2, lcdf = scene[0], scene[1], scene[2], scene[7]
+    f64 = [np.empty(batch) for _ in range(14)]
+    ox, oy, oz, dx, dy, dz, tr, tg, tb, lr, lg, lb, pdf, tbest = f64
+    pid, slot, idx, choice = (np.empty(batch, np.int64) for _ in range(4))
+    u, sray, sval = np.empty((6, batch)), np.empty((7, batch)), np.empty((3, batch))
+    blocked, alive = np.empty(batch, np.bool_), np.empty(batch, np.bool_)
+    seconds = dict.fromkeys(STAGES, 0.0)
+    clock = time.process_time
+    bounces = 0
+    n_paths = width * height * spp
+    for first in range(0, n_paths, batch):
+        n = min(batch, n_paths - first)
+        t = clock()
+        start_batch(cam, width, height, spp, first, n, first, pid, slot, ox, oy, oz, dx, dy, dz,
+                    tr, tg, tb, lr, lg, lb, pdf)
+        seconds["start"] += clock() - t
+        live = n
+        for depth in range(max_depth):
+            if live == 0:
+                break
+            bounces += live
+            t0 = clock()
+            closest_stage(v0, e1, e2, live, ox, oy, oz, dx, dy, dz, tbest, idx)
+            t1 = clock()
+            rng_stage(live, depth, pid, u)
+            t2 = clock()
+            light_choice_stage(lcdf, live, u, choice)
+            t3 = clock()
+            shade_stage(scene, depth, max_depth, rr_depth, live, u, choice, ox, oy, oz, dx, dy, dz,
+                        tbest, idx, pdf, tr, tg, tb, lr, lg, lb, sray, sval, alive)
+            t4 = clock()
+            occluded_stage(v0, e1, e2, live, sray[0], sray[1], sray[2], sray[3], sray[4], sray[5],
+                           sray[6], blocked)
+            t5 = clock()
+            live = compact_stage(live, spp, sray, sval, blocked, alive, ox, oy, oz, dx, dy, dz,
+                                 tr, tg, tb, lr, lg, lb, pdf, pid, slot, out)[0]
+            t6 = clock()
+            for name, a, b in zip(STAGES[1:], (t0, t1, t2, t3, t4, t5), (t1, t2, t3, t4, t5, t6)):
+                seconds[name] += b - a
+    return seconds, bounces
 
 
 def cornell_arrays():
@@ -595,6 +657,8 @@ def main(argv=None):
     ap.add_argument("--spp", type=int, default=16)
     ap.add_argument("--batch", type=int, default=4096)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--stages", action="store_true",
+                    help="also time each stage of wavefront_simd (timed_wavefront_simd)")
     args = ap.parse_args(argv)
     import numba
     import raytrace
@@ -624,6 +688,25 @@ def main(argv=None):
         print(f"| {name} | {sec:.3f} | {n / sec / 1e6:.2f} | {means[name]:.5f} |")
     ref = means["scalar"]
     assert all(abs(means[k] - ref) <= 1e-9 * ref for k in SHAPES), "the shapes must agree"
+    if args.stages:
+        print_stages(arrays, cam, w, h, args.spp, args.batch, args.rounds)
+
+
+def print_stages(arrays, cam, w, h, spp, batch, rounds):
+    """The stage table of ``timed_wavefront_simd``, the round with the least total time."""
+    best = None
+    for _ in range(rounds):
+        seconds, bounces = timed_wavefront_simd(arrays, cam, w, h, spp, batch, np.zeros(w * h))
+        if best is None or sum(seconds.values()) < sum(best[0].values()):
+            best = seconds, bounces
+    seconds, bounces = best
+    total, n = sum(seconds.values()), w * h * spp
+    print(f"\nwavefront_simd by stage: {total:.3f} s, {n / total / 1e6:.2f} M paths/s, "
+          f"{bounces / n:.2f} bounces per path (best of {rounds})")
+    print("| stage | s | share | ns per path and bounce | ns per path |\n|---|---|---|---|---|")
+    for name, sec in seconds.items():
+        print(f"| {name} | {sec:.3f} | {sec / total:.1%} | {sec / bounces * 1e9:.1f} | "
+              f"{sec / n * 1e9:.1f} |")
 
 
 if __name__ == "__main__":

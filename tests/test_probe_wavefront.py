@@ -71,3 +71,16 @@ def test_negative_control_without_mis_the_probe_is_off(cornell, monkeypatch):
     out = np.zeros(SIZE * SIZE)
     render(arrays, cam, SIZE, SIZE, SPP, 8, 5, out, scene.accel, True)
     assert out.sum() / (SIZE * SIZE * SPP) > 1.1 * ours
+
+
+def test_the_timed_driver_renders_the_wavefront_simd_image(cornell, images):
+    """``timed_wavefront_simd`` (the stage table of ``--stages``) runs the same stages as
+    ``wavefront_simd``: the same image, every stage timed, as many bounces as the paths
+    had (at least one, at most max_depth 8 each)."""
+    scene, arrays, cam = cornell
+    out = np.zeros(SIZE * SIZE)
+    seconds, bounces = probe_wavefront.timed_wavefront_simd(arrays, cam, SIZE, SIZE, SPP, 1000, out)
+    np.testing.assert_array_equal(out, images["wavefront_simd"])
+    assert set(seconds) == set(probe_wavefront.STAGES) and all(v >= 0.0 for v in seconds.values())
+    n = SIZE * SIZE * SPP
+    assert n < bounces <= 8 * n
