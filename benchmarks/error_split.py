@@ -20,12 +20,14 @@ The table gives both regions' mean squared error per pixel (the reference's own 
 not removed; its RMSE is printed), each region's share of the image's squared error, and
 the RMSE over the image with the reference's noise removed in quadrature, as
 ``bench_path.py`` computes it (the root mean square over the seeds). Results go to
-benchmarks/output/results/error_split.md (not recorded: a diagnosis, not a benchmark). Skips, and says so, without Mitsuba 3 (the
-references are Mitsuba's; ``reference`` extra).
+benchmarks/output/results/error_split.md (not recorded: a diagnosis, not a benchmark).
+Skips, and says so, without Mitsuba 3 (the references are Mitsuba's; ``reference``
+extra).
 """
 import argparse
 import math
 import os
+import pathlib
 import sys
 import time
 
@@ -93,8 +95,10 @@ def main(argv=None):
                    help="ENGINE/SAMPLER, comma-separated (default %(default)s)")
     p.add_argument("--bright", type=float, default=2.0,
                    help="channel mean above which a reference pixel counts as an emitter")
-    p.add_argument("--ref-spp", type=int, default=8192)
-    p.add_argument("--llvm", type=bench_path.pathlib.Path, default=bench_path.DEFAULT_LLVM)
+    p.add_argument("--ref-spp", type=int, default=8192,
+                   help="the reference's spp, as bench_path.py (default %(default)s)")
+    p.add_argument("--llvm", type=pathlib.Path, default=bench_path.DEFAULT_LLVM,
+                   help="libLLVM.so for llvm_ad_rgb, as bench_path.py (default: %(default)s)")
     args = p.parse_args(argv)
     try:
         spps = [int(s) for s in args.spps.split(",") if s]
