@@ -486,22 +486,27 @@ def shade_stage(scene, depth, max_depth, rr_depth, n, u, choice, ox, oy, oz, dx,
         alive[k] = go_on
 
 
+@njit(cache=True)
+def simd_buffers(batch):
+    """The batch arrays of ``wavefront_simd`` (uninitialised): ray origin and direction,
+    throughput, radiance, pdf, closest t (float64, each (batch,)); path id, radiance slot,
+    hit index, light choice (int64); the numbers u (6, batch), the shadow rays (7, batch)
+    and their values (3, batch); blocked and alive flags."""
+    f = [np.empty(batch) for _ in range(14)]
+    i = [np.empty(batch, np.int64) for _ in range(4)]
+    return (f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13],
+            i[0], i[1], i[2], i[3], np.empty((6, batch)), np.empty((7, batch)), np.empty((3, batch)),
+            np.empty(batch, np.bool_), np.empty(batch, np.bool_))
+
+
 @njit(cache=True, error_model="numpy")
 def render_wavefront_simd(scene, cam, width, height, spp, max_depth, rr_depth, batch, out):
     """The wavefront with every stage a loop that LLVM can vectorise: the numbers, the
     light choice, the shading (selects, no branches), the rays by brute force; only the
     compaction of live paths is serial."""
     v0, e1, e2, lcdf = scene[0], scene[1], scene[2], scene[7]
-    ox, oy, oz = np.empty(batch), np.empty(batch), np.empty(batch)
-    dx, dy, dz = np.empty(batch), np.empty(batch), np.empty(batch)
-    tr, tg, tb = np.empty(batch), np.empty(batch), np.empty(batch)
-    lr, lg, lb = np.empty(batch), np.empty(batch), np.empty(batch)
-    pdf, tbest = np.empty(batch), np.empty(batch)
-    pid, slot, idx = np.empty(batch, np.int64), np.empty(batch, np.int64), np.empty(batch, np.int64)
-    choice = np.empty(batch, np.int64)
-    u = np.empty((6, batch))
-    sray, sval = np.empty((7, batch)), np.empty((3, batch))
-    blocked, alive = np.empty(batch, np.bool_), np.empty(batch, np.bool_)
+    (ox, oy, oz, dx, dy, dz, tr, tg, tb, lr, lg, lb, pdf, tbest, pid, slot, idx, choice, u, sray,
+     sval, blocked, alive) = simd_buffers(batch)
     total = 0.0
     n_paths = width * height * spp
     for first in range(0, n_paths, batch):
@@ -560,11 +565,8 @@ def timed_wavefront_simd(scene, cam, width, height, spp, batch, out, max_depth=8
     the process; one thread) -> ({stage: seconds}, path-bounces): where the shape's time
     goes. Adds the same radiance to ``out``."""
     v0, e1, e2, lcdf = scene[0], scene[1], scene[2], scene[7]
-    f64 = [np.empty(batch) for _ in range(14)]
-    ox, oy, oz, dx, dy, dz, tr, tg, tb, lr, lg, lb, pdf, tbest = f64
-    pid, slot, idx, choice = (np.empty(batch, np.int64) for _ in range(4))
-    u, sray, sval = np.empty((6, batch)), np.empty((7, batch)), np.empty((3, batch))
-    blocked, alive = np.empty(batch, np.bool_), np.empty(batch, np.bool_)
+    (ox, oy, oz, dx, dy, dz, tr, tg, tb, lr, lg, lb, pdf, tbest, pid, slot, idx, choice, u, sray,
+     sval, blocked, alive) = simd_buffers(batch)
     seconds = dict.fromkeys(STAGES, 0.0)
     clock = time.process_time
     bounces = 0
