@@ -5,25 +5,39 @@ Arrays in, arrays out: control points are (..., n, d) float64 (d = 2 or 3), mesh
 ``Mesh(vertices (n, 3), faces (m, 3) int64 CCW, normals (n, 3) unit)``. y is up.
 This package never imports ``raytrace``. See docs/curves.md.
 """
-import pathlib as _pathlib
+from userio.lazy import lazy_package as _lazy_package
 
-from userio.numba_cache import kernel_cache as _kernel_cache
-
-# every kernel module first, inside the package's own content-keyed Numba cache folder
-# (userio.numba_cache: an edit anywhere in the package never runs stale cached code)
-with _kernel_cache("curves", _pathlib.Path(__file__).parent):
-    from . import _kernels_bspline, _kernels_cubic, _kernels_frames, _kernels_mesh, _kernels_patch  # noqa: F401
-
-from . import basis, bspline, cubic, frames, mesh, patches, surfaces
-from .basis import basis_change, basis_matrix
-from .curve import BSplineCurve, Circle, Curve, Samples
 from .errors import CurveFileError
-from .frames import curve_frames
-from .io_patches import read_patch_json, read_patches, write_patch_json
-from .io_spline import read_spline
-from .io_swp import read_swp
-from .mesh import Mesh, write_obj
-from .surfaces import generalized_cylinder, revolve, surface_of_revolution, sweep
+
+# imported on first use (userio.lazy): `python -m curves --help` never imports Numba; each
+# kernel module caches into the package's own content-keyed folder (userio.numba_cache)
+_lazy_package(__name__, {
+    "basis": (".basis", None),
+    "bspline": (".bspline", None),
+    "cubic": (".cubic", None),
+    "frames": (".frames", None),
+    "mesh": (".mesh", None),
+    "patches": (".patches", None),
+    "surfaces": (".surfaces", None),
+    "basis_change": (".basis", "basis_change"),
+    "basis_matrix": (".basis", "basis_matrix"),
+    "BSplineCurve": (".curve", "BSplineCurve"),
+    "Circle": (".curve", "Circle"),
+    "Curve": (".curve", "Curve"),
+    "Samples": (".curve", "Samples"),
+    "curve_frames": (".frames", "curve_frames"),
+    "read_patch_json": (".io_patches", "read_patch_json"),
+    "read_patches": (".io_patches", "read_patches"),
+    "write_patch_json": (".io_patches", "write_patch_json"),
+    "read_spline": (".io_spline", "read_spline"),
+    "read_swp": (".io_swp", "read_swp"),
+    "Mesh": (".mesh", "Mesh"),
+    "write_obj": (".mesh", "write_obj"),
+    "generalized_cylinder": (".surfaces", "generalized_cylinder"),
+    "revolve": (".surfaces", "revolve"),
+    "surface_of_revolution": (".surfaces", "surface_of_revolution"),
+    "sweep": (".surfaces", "sweep"),
+})
 
 __all__ = [
     "basis", "bspline", "cubic", "frames", "mesh", "patches", "surfaces",

@@ -1,6 +1,11 @@
 """Numba kernel for welding nearly coincident vertices."""
+import pathlib
+
 import numpy as np
 from numba import njit
+from userio.numba_cache import KernelCacheScope
+
+_cache = KernelCacheScope("curves", pathlib.Path(__file__).parent)   # the package's folder, before any @njit
 
 
 @njit(cache=True)
@@ -96,3 +101,6 @@ def compact(vertices, normals, faces, remap):
                 F[k, d] = new_index[remap[faces[f, d]]]
             k += 1
     return V, F, N
+
+
+_cache.close()   # numba.config.CACHE_DIR back to what it was

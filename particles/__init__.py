@@ -6,24 +6,42 @@ systems with closed forms (:mod:`.systems`), mass-spring networks with Numba for
 blow-ups (:mod:`.simulate`) and an integrator error study (:mod:`.study`).
 Never imports ``raytrace``. Conventions: SI units, y up, state vectors ``(n,) float64``.
 """
-import pathlib as _pathlib
+from userio.lazy import lazy_package as _lazy_package
 
-from userio.numba_cache import kernel_cache as _kernel_cache
-
-# every kernel module first, inside the package's own content-keyed Numba cache folder
-# (userio.numba_cache: an edit anywhere in the package never runs stale cached code)
-with _kernel_cache("particles", _pathlib.Path(__file__).parent):
-    from . import kernels  # noqa: F401
-
-from .cloth import PIN_MODES, cloth, cloth_mesh, grid_springs, grid_triangles
 from .errors import ParticlesError, UnstableSimulationError
-from .integrators import (ALIASES, INTEGRATORS, ORDERS, euler, get_integrator,
-                          implicit_euler, midpoint, rk4, rk45, rk45_solve, symplectic_euler,
-                          trapezoid)
-from .mesh import vertex_normals, write_obj
-from .simulate import is_stable, simulate, stable_dt_limit
-from .springs import SpringNetwork, chain, pendulum
-from .systems import Circle, DampedSpring, System
+
+# imported on first use (userio.lazy): `python -m particles --help` never imports Numba; each
+# kernel module caches into the package's own content-keyed folder (userio.numba_cache)
+_lazy_package(__name__, {
+    "PIN_MODES": (".cloth", "PIN_MODES"),
+    "cloth": (".cloth", "cloth"),
+    "cloth_mesh": (".cloth", "cloth_mesh"),
+    "grid_springs": (".cloth", "grid_springs"),
+    "grid_triangles": (".cloth", "grid_triangles"),
+    "ALIASES": (".integrators", "ALIASES"),
+    "INTEGRATORS": (".integrators", "INTEGRATORS"),
+    "ORDERS": (".integrators", "ORDERS"),
+    "euler": (".integrators", "euler"),
+    "get_integrator": (".integrators", "get_integrator"),
+    "implicit_euler": (".integrators", "implicit_euler"),
+    "midpoint": (".integrators", "midpoint"),
+    "rk4": (".integrators", "rk4"),
+    "rk45": (".integrators", "rk45"),
+    "rk45_solve": (".integrators", "rk45_solve"),
+    "symplectic_euler": (".integrators", "symplectic_euler"),
+    "trapezoid": (".integrators", "trapezoid"),
+    "vertex_normals": (".mesh", "vertex_normals"),
+    "write_obj": (".mesh", "write_obj"),
+    "is_stable": (".simulate", "is_stable"),
+    "simulate": (".simulate", "simulate"),
+    "stable_dt_limit": (".simulate", "stable_dt_limit"),
+    "SpringNetwork": (".springs", "SpringNetwork"),
+    "chain": (".springs", "chain"),
+    "pendulum": (".springs", "pendulum"),
+    "Circle": (".systems", "Circle"),
+    "DampedSpring": (".systems", "DampedSpring"),
+    "System": (".systems", "System"),
+})
 
 __all__ = [
     "ALIASES", "INTEGRATORS", "ORDERS", "PIN_MODES", "Circle", "DampedSpring",

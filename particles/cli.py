@@ -18,16 +18,22 @@ from userio.limits import check_int, check_number
 from userio.outputs import Outputs
 
 from . import limits
-from .cloth import DEFAULTS, cloth, cloth_grid, cloth_mesh
 from .errors import ParticlesError, UnstableSimulationError
 from .integrators import INTEGRATORS, ORDERS, canonical_name
-from .mesh import format_obj
-from .simulate import check_step, simulate, stable_dt_limit
-from .springs import SpringNetwork, chain, pendulum
-from .systems import Circle, DampedSpring
+from .simulate import check_step     # numpy only
 
-SYSTEMS = {"circle": Circle, "spring": DampedSpring, "pendulum": pendulum, "chain": chain,
-           "cloth": cloth}
+# the spring networks' modules (cloth, springs) import the Numba kernels: they are imported
+# after the arguments are parsed, so --help and argument errors stay light
+SYSTEMS = ("circle", "spring", "pendulum", "chain", "cloth")
+
+
+def _factory(system):
+    """The function or class that builds the system named ``system``."""
+    from .cloth import cloth
+    from .springs import chain, pendulum
+    from .systems import Circle, DampedSpring
+    return {"circle": Circle, "spring": DampedSpring, "pendulum": pendulum, "chain": chain,
+            "cloth": cloth}[system]
 
 
 def _item(item):
@@ -38,7 +44,7 @@ def _item(item):
 def parse_params(system, items):
     """``["k=4", "grid=[32,32]", "pin=corners"]`` -> kwargs for the system's factory
     (values are JSON, or plain strings when they are not valid JSON)."""
-    factory = SYSTEMS[system]
+    factory = _factory(system)
     params = inspect.signature(factory).parameters
     known = list(params)
     kwargs = {}
@@ -76,7 +82,7 @@ def parse_params(system, items):
 def make_system(system, params):
     """Build a system by name with ``--param`` overrides; bad values become errors."""
     try:
-        return SYSTEMS[system](**params)
+        return _factory(system)(**params)
     except ParticlesError:
         raise
     except (TypeError, ValueError, OverflowError) as exc:
@@ -101,10 +107,11 @@ def _particles(system, params):
     """Number of particles a system will have (0 for the ODE systems), from its checked
     size parameters, before it is built."""
     if system == "cloth":
+        from .cloth import DEFAULTS, cloth_grid
         nx, ny = cloth_grid(params.get("grid", DEFAULTS["grid"]))
         return nx * ny
     if system == "chain":
-        default = inspect.signature(chain).parameters["count"].default
+        default = inspect.signature(_factory("chain")).parameters["count"].default
         return limits.count(params.get("count", default), "chain", "count", 1,
                             limits.MAX_GRID ** 2) + 1
     return 2 if system == "pendulum" else 0
@@ -115,6 +122,10 @@ def _mesh_paths(folder, count):
 
 
 def cmd_simulate(args):
+    from .cloth import cloth_mesh
+    from .mesh import format_obj
+    from .simulate import simulate
+    from .springs import SpringNetwork
     integ = _check_integrator(args.integrator)
     dt = check_step(args.dt, "--dt")
     _count(args.steps, "--steps", 0, limits.MAX_STEPS)
@@ -234,6 +245,8 @@ def cmd_energy(args):
 
 
 def cmd_stable_dt(args):
+    from .simulate import stable_dt_limit
+    from .springs import SpringNetwork
     integ = _check_integrator(args.integrator)
     lo = check_step(args.lo, "--lo")
     hi = check_step(args.hi, "--hi")

@@ -9,23 +9,31 @@
     frame = raytrace.render_at(scene, 0.5)          # an animated scene at t = 0.5 s, motion blurred
 
 Conventions: right-handed, y up, angles in degrees, linear RGB.
+
+The names below are imported on first use (PEP 562), so ``import raytrace`` and the
+command line's ``--help`` do not import Numba; every kernel module sets up Numba's cache
+itself (``raytrace/_numba_setup.py``).
 """
-import pathlib as _pathlib
+from userio.lazy import lazy_package as _lazy_package
 
-from . import _numba_cache, _numba_inline
-
-_numba_cache.configure(_pathlib.Path(__file__).parent)   # before any kernel is compiled
-_numba_inline.install()   # nested inline="always" helpers built once each, not per call site
-
-from .errors import SceneError  # noqa: E402
-from .image import save_image  # noqa: E402
-from .renderer import RenderInterrupted, render, render_aovs  # noqa: E402
-from .scene.load import Scene, load_scene  # noqa: E402
-from .animation import animate, render_at, scene_at  # noqa: E402
-from .film.aov_files import read_render as read_exr, write_exr as save_exr  # noqa: E402
-from .film.denoise import denoise  # noqa: E402
-from .notebook import show  # noqa: E402
+from .errors import SceneError
 
 __all__ = ["SceneError", "Scene", "RenderInterrupted", "animate", "load_scene", "render", "render_aovs",
            "render_at", "save_image", "scene_at", "save_exr", "read_exr", "denoise", "show"]
 __version__ = "0.1.0"
+
+_lazy_package(__name__, {
+    "save_image": (".image", "save_image"),
+    "RenderInterrupted": (".renderer", "RenderInterrupted"),
+    "render": (".renderer", "render"),
+    "render_aovs": (".renderer", "render_aovs"),
+    "Scene": (".scene.load", "Scene"),
+    "load_scene": (".scene.load", "load_scene"),
+    "animate": (".animation", "animate"),
+    "render_at": (".animation", "render_at"),
+    "scene_at": (".animation", "scene_at"),
+    "read_exr": (".film.aov_files", "read_render"),
+    "save_exr": (".film.aov_files", "write_exr"),
+    "denoise": (".film.denoise", "denoise"),
+    "show": (".notebook", "show"),
+})

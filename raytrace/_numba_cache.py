@@ -44,10 +44,11 @@ def mode_tag():
 
 
 def source_hash(package_dir):
-    """A hash of every ``.py`` file of the package that uses Numba (the files a compiled
-    kernel can inline code or constants from); editing the pure-Python rest (the CLI,
-    the grading tools, ...) keeps the compiled kernels."""
-    return numba_cache.source_hash(package_dir, only_numba_files=True)
+    """A hash of every ``.py`` file of the package that uses Numba, and of ``layout.py``
+    (the files a compiled kernel can inline code or constants from: ``layout.py`` holds the
+    kernels' constants but imports no Numba itself, so that ``--help`` stays light); editing
+    the pure-Python rest (the CLI, the grading tools, ...) keeps the compiled kernels."""
+    return numba_cache.source_hash(package_dir, only_numba_files=True, also=("layout.py",))
 
 
 def folder_parts(package_dir):

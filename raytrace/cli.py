@@ -32,15 +32,16 @@ import time
 from userio import cli as ucli
 from userio.outputs import Outputs
 
-from .animation import cli as animate_cli
 from .errors import SceneError
-from .grade import cli as grade_cli
-from .image import ENCODINGS, FLOAT_FORMATS, FORMATS
 
 PROG = "raytrace"
 
 
 def _parser():
+    # imported here, inside main's Ctrl-C handling; none of these imports Numba
+    from .animation import cli as animate_cli
+    from .grade import cli as grade_cli
+    from .image import ENCODINGS
     p = ucli.parser(PROG, "Render JSON (or course .txt) scenes; convert course scenes to JSON.")
     sub = ucli.subparsers(p, dest="command", required=True, metavar="COMMAND")
     r = sub.add_parser("render", help="render a scene to an image",
@@ -49,7 +50,7 @@ def _parser():
                                    "not given take the scene's values.",
                        epilog="Ctrl-C during a path-traced render stops after the current pass, "
                               "writes the image of the passes done and exits with status 130.")
-    r.add_argument("scene", help="scene file (.json, or a course .txt)")
+    r.add_argument("scene", help="scene file (.json, a course .txt, or a glTF .gltf/.glb)")
     r.add_argument("-o", "--output", required=True, help="colour image (.png, .pfm or .exr)")
     r.add_argument("--size", nargs=2, type=int, metavar=("W", "H"),
                    help="image size in pixels (scene's image.width/height, else 400 400)")
@@ -61,7 +62,7 @@ def _parser():
     r.add_argument("--bounces", type=int, help="Whitted: maximum reflection/refraction depth (else 4)")
     r.add_argument("--shadows", dest="shadows", action="store_true", default=None,
                    help="cast shadow rays (the default)")
-    r.add_argument("--no-shadows", dest="shadows", action="store_false", help="no shadow rays")
+    r.add_argument("--no-shadows", dest="shadows", action="store_false", default=None, help="no shadow rays")
     r.add_argument("--max-depth", type=int, metavar="N",
                    help="path: longest path (1 = emitters only, 2 = direct light, -1 = unbounded, "
                         "the default)")
@@ -119,6 +120,7 @@ def _film_options(r):
 
 def _merge_parser(sub):
     from .film.denoise import DENOISERS
+    from .image import ENCODINGS
     m = sub.add_parser("merge", help="combine renders of one scene made with different seeds",
                        description="Merge EXR renders of the same scene and settings made with different "
                                    "seeds (raytrace render -o A.exr --seed 1, ...): the mean weighted by "
@@ -182,6 +184,7 @@ def _film_render(rmod, scene, settings, args, names, denoiser, show, overrides):
 
 def _merge(args):
     from .film import aov_files
+    from .image import FORMATS
     from .film.denoise import denoise_arrays, resolve
     from .film.merge import merge_renders
     outputs = Outputs(SceneError)
@@ -239,7 +242,7 @@ def _depth_range(args):
 def _render(args):
     from . import renderer as rmod
     from . import warmup
-    from .image import depth_image, encode_image, normal_image
+    from .image import FLOAT_FORMATS, FORMATS, depth_image, encode_image, normal_image
     from .scene.load import load_scene
 
     overrides = {"spp": args.spp, "bounces": args.bounces, "shadows": args.shadows,
@@ -345,15 +348,23 @@ def _convert(args):
     print(f"wrote {args.output}", file=sys.stderr)
 
 
-def main(argv=None):
-    """Entry point of the ``raytrace`` command; returns the exit status."""
+def _run(args):
     import numpy as np
 
-    args = _parser().parse_args(argv)
+    from .animation import cli as animate_cli
     body = getattr(args, "grade_body", None) or \
         {"render": _render, "merge": _merge, "convert": _convert, "animate": animate_cli.run}[args.command]
     with np.errstate(all="ignore"):       # overflow is checked where it matters, not warned
-        return ucli.run(PROG, body, args)
+        return body(args)
+
+
+def main(argv=None):
+    """Entry point of the ``raytrace`` command; returns the exit status.
+
+    Everything heavy is imported inside :func:`userio.cli.run` (Ctrl-C at any moment, the
+    imports included, exits 130 with one line), and only after the arguments are parsed:
+    ``--help`` and argument errors never import Numba."""
+    return ucli.run(PROG, lambda: _run(_parser().parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ this, which shows as seams; we do not reproduce that.
 import pathlib
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 from .errors import SceneError

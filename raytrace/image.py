@@ -15,7 +15,6 @@ import dataclasses
 import io
 import pathlib
 
-import imageio.v3 as iio
 import numpy as np
 from userio.outputs import write_bytes_atomic
 
@@ -75,6 +74,7 @@ PREVIEW_MAX = 1024     # longest side of a notebook preview, pixels
 def preview_png(image, max_size=PREVIEW_MAX, encoding="srgb"):
     """PNG bytes of a (H, W, 3) linear image for display: shrunk by an integer factor (box
     average of linear values) until no side exceeds ``max_size``, then encoded."""
+    import imageio.v3 as iio      # here, not at the top: the CLI's --help stays light
     img = np.asarray(image, np.float32)
     k = max(1, min(-(-max(img.shape[:2]) // max_size), min(img.shape[:2])))   # ceil(side / max)
     if k > 1:
@@ -153,6 +153,7 @@ def read_rgb_image(path, where=None, what="image", error=None):
     channels are scaled to [0, 1]. Anything else (an unreadable or truncated file, a
     float or 1-bit image, a zero-sized image, one too large for memory) is refused with
     one line naming ``path`` (``error``, default SceneError, at ``where``)."""
+    import imageio.v3 as iio      # here, not at the top: the CLI's --help stays light
     from userio.limits import check_memory
 
     from .errors import SceneError
@@ -190,6 +191,7 @@ def encode_image(path, image, encoding="srgb", metadata=None):
     """The bytes of ``image`` in the format given by ``path``'s extension: PNG (8-bit,
     ``encoding``), PFM or EXR (float32, linear; EXR with ``metadata`` in its header, by
     default the render's ``info``)."""
+    import imageio.v3 as iio      # here, not at the top: the CLI's --help stays light
     suffix = pathlib.Path(path).suffix.lower()
     if suffix == ".pfm":
         return pfm_bytes(image)

@@ -24,7 +24,6 @@ Conventions: float64 world space, right-handed, y up; colours linear RGB.
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 # ------------------------------------------------------------------------------ hit kinds
 MISS, TRIANGLE, SPHERE, PLANE = 0, 1, 2, 3
@@ -56,32 +55,10 @@ class SceneHit(NamedTuple):
 # ----------------------------------------------------------------------- BVH leaf encoding
 # A wide node's child id is an int32: >= 0 an inner node, < 0 a leaf ``~x`` with
 # x = start << 4 | count << 1 | kind (count: 4-triangle blocks or spheres, at most 7).
+# The kernels' encoders and readers: encode_leaf, leaf_kind, leaf_count, leaf_start in
+# raytrace.accel.build (this module imports no Numba, so the command line's --help does not).
 LEAF_KIND_TRI, LEAF_KIND_SPH = 0, 1
 LEAF_MAX_COUNT = 7
-
-
-@njit(cache=True, inline="always")
-def encode_leaf(start, count, kind):
-    """The (negative) int32 child id of a leaf of ``count`` items from ``start``."""
-    return ~np.int32((start << 4) | (count << 1) | kind)
-
-
-@njit(cache=True, inline="always")
-def leaf_kind(child):
-    """LEAF_KIND_TRI or LEAF_KIND_SPH of a leaf child id (< 0)."""
-    return (~child) & 1
-
-
-@njit(cache=True, inline="always")
-def leaf_count(child):
-    """Number of triangle blocks or spheres of a leaf child id."""
-    return ((~child) >> 1) & 7
-
-
-@njit(cache=True, inline="always")
-def leaf_start(child):
-    """First triangle block or sphere slot of a leaf child id."""
-    return (~child) >> 4
 
 
 # ------------------------------------------------------------------------ material table

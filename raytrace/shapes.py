@@ -5,6 +5,7 @@ length. Every routine returns the hit distance ``t`` or ``inf`` for a miss.
 """
 import math
 
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 INF = math.inf

@@ -28,6 +28,7 @@ import math
 import pathlib
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 from userio.limits import check_memory

@@ -12,30 +12,57 @@ Typical use::
     pose = load_pose("wave.json", model.skeleton)
     vertices, normals = model.skin(pose)
 """
-import pathlib as _pathlib
+from userio.lazy import lazy_package as _lazy_package
 
-from userio.numba_cache import kernel_cache as _kernel_cache
-
-# every kernel module first, inside the package's own content-keyed Numba cache folder
-# (userio.numba_cache: an edit anywhere in the package never runs stale cached code)
-with _kernel_cache("skinning", _pathlib.Path(__file__).parent):
-    from . import kernels  # noqa: F401
-
-from .animation import Animation, Channel
-from .course import load_course, read_attach, read_obj, read_skel, write_obj
 from .errors import SkinningError, SkinningFileError
-from .geometry import cylinder_mesh, skeleton_mesh, sphere_mesh, vertex_normals
-from .gltf import (PrimitiveRange, SkinnedPart, SkinnedScene, load_gltf, load_gltf_scene,
-                   merge_models)
-from .lbs import skin, skin_numpy, skinning_matrices
-from .model import SkinnedMesh
-from .posefile import (animation_from_dict, load_animation, load_pose, pose_from_dict,
-                       pose_to_dict)
-from .rotations import (axis_angle_to_quat, euler_to_matrix, euler_to_quat, matrix_to_quat,
-                        quat_from_xyzw, quat_multiply, quat_normalize, quat_to_matrix,
-                        quat_to_xyzw, slerp)
-from .skeleton import Pose, Skeleton, forward_kinematics, local_matrices
-from .weights import dense_to_sparse, normalize_weights, sparse_to_dense
+
+# imported on first use (userio.lazy): `python -m skinning --help` never imports Numba; each
+# kernel module caches into the package's own content-keyed folder (userio.numba_cache)
+_lazy_package(__name__, {
+    "Animation": (".animation", "Animation"),
+    "Channel": (".animation", "Channel"),
+    "load_course": (".course", "load_course"),
+    "read_attach": (".course", "read_attach"),
+    "read_obj": (".course", "read_obj"),
+    "read_skel": (".course", "read_skel"),
+    "write_obj": (".course", "write_obj"),
+    "cylinder_mesh": (".geometry", "cylinder_mesh"),
+    "skeleton_mesh": (".geometry", "skeleton_mesh"),
+    "sphere_mesh": (".geometry", "sphere_mesh"),
+    "vertex_normals": (".geometry", "vertex_normals"),
+    "PrimitiveRange": (".gltf", "PrimitiveRange"),
+    "SkinnedPart": (".gltf", "SkinnedPart"),
+    "SkinnedScene": (".gltf", "SkinnedScene"),
+    "load_gltf": (".gltf", "load_gltf"),
+    "load_gltf_scene": (".gltf", "load_gltf_scene"),
+    "merge_models": (".gltf", "merge_models"),
+    "skin": (".lbs", "skin"),
+    "skin_numpy": (".lbs", "skin_numpy"),
+    "skinning_matrices": (".lbs", "skinning_matrices"),
+    "SkinnedMesh": (".model", "SkinnedMesh"),
+    "animation_from_dict": (".posefile", "animation_from_dict"),
+    "load_animation": (".posefile", "load_animation"),
+    "load_pose": (".posefile", "load_pose"),
+    "pose_from_dict": (".posefile", "pose_from_dict"),
+    "pose_to_dict": (".posefile", "pose_to_dict"),
+    "axis_angle_to_quat": (".rotations", "axis_angle_to_quat"),
+    "euler_to_matrix": (".rotations", "euler_to_matrix"),
+    "euler_to_quat": (".rotations", "euler_to_quat"),
+    "matrix_to_quat": (".rotations", "matrix_to_quat"),
+    "quat_from_xyzw": (".rotations", "quat_from_xyzw"),
+    "quat_multiply": (".rotations", "quat_multiply"),
+    "quat_normalize": (".rotations", "quat_normalize"),
+    "quat_to_matrix": (".rotations", "quat_to_matrix"),
+    "quat_to_xyzw": (".rotations", "quat_to_xyzw"),
+    "slerp": (".rotations", "slerp"),
+    "Pose": (".skeleton", "Pose"),
+    "Skeleton": (".skeleton", "Skeleton"),
+    "forward_kinematics": (".skeleton", "forward_kinematics"),
+    "local_matrices": (".skeleton", "local_matrices"),
+    "dense_to_sparse": (".weights", "dense_to_sparse"),
+    "normalize_weights": (".weights", "normalize_weights"),
+    "sparse_to_dense": (".weights", "sparse_to_dense"),
+})
 
 __all__ = [
     "Animation", "Channel", "Pose", "PrimitiveRange", "SkinnedMesh", "SkinnedPart",

@@ -16,10 +16,10 @@ from userio.errors import UserError
 from userio.limits import check_int, check_number
 from userio.outputs import Outputs
 
-from .course import format_obj, load_course
 from .errors import SkinningError
-from .gltf import load_gltf
-from .posefile import load_animation, load_pose
+
+# the readers import the Numba kernels (through the skeleton): they are imported after the
+# arguments are parsed, so --help and argument errors stay light
 
 MIN_SIZE, MAX_SIZE = 16, 4096
 """Side of the square preview image in pixels."""
@@ -62,6 +62,9 @@ def _check_options(args):
 
 
 def _load(args):
+    from .course import load_course
+    from .gltf import load_gltf
+    from .posefile import load_animation, load_pose
     if args.gltf:
         if args.skel or args.attach or args.obj:
             raise UserError("--gltf", "give either --gltf or --skel/--attach/--obj, not both")
@@ -123,6 +126,7 @@ def cmd_info(args):
 
 
 def cmd_export(args):
+    from .course import format_obj
     outs = Outputs()
     outs.add(args.output, "-o", (".obj",))
     model, pose = _load(args)

@@ -4,16 +4,14 @@ in-process through ``particles.cli.main``; the examples of the hostile-input iss
 regression tests. See tests/hostile.py for what is asserted. ``HOSTILE_CASES=5000``
 runs a longer random campaign."""
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 from conftest import REPO
 from hostile import Tally, cases, check, deep_json, rng_for, run_main, sentinel_outputs, snapshot
+from interrupts import finish, interrupt_after, start
 
 from particles.cli import main
 
@@ -248,25 +246,13 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path):
     assert warm.returncode == 0, warm.stderr
     (tmp_path / "warm.npz").unlink()
     out = tmp_path / "long.npz"
-    # started through a shim that gives it Ctrl-C's default handling and an unblocked
-    # SIGINT, whatever the test process inherited (a pytest-xdist worker on a busy run
-    # once left the signal unanswered for a minute)
-    argv = [sys.executable, "-m", "particles", "simulate", "chain", "--steps", "100000000",
-            "--every", "1000000", "-o", str(out)]
-    shim = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-            "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT]); "
-            "os.execv(sys.argv[1], sys.argv[1:])")
-    proc = subprocess.Popen([sys.executable, "-c", shim, *argv],
-                            cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        time.sleep(3.0)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130, err
-    assert err.count("\n") == 1 and "Traceback" not in err and err.startswith("particles: ")
+    # Ctrl-C once the simulation's module has been imported (the interpreter's import-time
+    # line is the readiness marker; tests/interrupts.py), never after a fixed sleep
+    proc = start(["-m", "particles", "simulate", "chain", "--steps", "100000000", "--every", "1000000",
+                  "-o", str(out)], cwd=REPO)
+    seen = interrupt_after(proc, r"\|\s+particles\.springs$")
+    status, lines = finish(proc)
+    assert seen, lines
+    assert status == 130, lines
+    assert lines == ["particles: interrupted; nothing written"], lines
     assert list(tmp_path.iterdir()) == []

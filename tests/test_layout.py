@@ -4,6 +4,7 @@ import pytest
 
 import raytrace
 from raytrace import layout
+from raytrace.accel import build
 from raytrace.scene.build import material_table
 
 
@@ -25,11 +26,11 @@ def test_material_columns_follow_the_structured_dtype():
 def test_leaf_encoding_round_trips(kind):
     for start in (0, 1, 12345, (1 << 27) - 1):
         for count in range(1, layout.LEAF_MAX_COUNT + 1):
-            child = layout.encode_leaf(start, count, kind)
+            child = build.encode_leaf(start, count, kind)
             assert child < 0
-            assert (layout.leaf_kind(child), layout.leaf_count(child), layout.leaf_start(child)) == \
+            assert (build.leaf_kind(child), build.leaf_count(child), build.leaf_start(child)) == \
                 (kind, count, start)
-            assert (layout.leaf_kind.py_func(child), layout.leaf_start.py_func(child)) == (kind, start)
+            assert (build.leaf_kind.py_func(child), build.leaf_start.py_func(child)) == (kind, start)
 
 
 SCENE = {

@@ -101,3 +101,25 @@ def test_each_library_imports_its_kernels_inside_its_own_folder(tmp_path):
         top = pathlib.Path(paths[name]).relative_to(tmp_path / "cache").parts[0]
         assert top == f"{name}-{numba_cache.source_hash(REPO / name)}", (name, top)
     assert pathlib.Path(paths["raytrace"]).relative_to(tmp_path / "cache").parts[0].startswith("raytrace-")
+
+
+def test_raytrace_cache_folder_follows_layout_py(tmp_path):
+    """``raytrace/layout.py`` holds constants the kernels bake in but imports no Numba: an
+    edit of it must still start a fresh cache folder (and an edit of a pure-Python module
+    such as the CLI must not)."""
+    from raytrace import _numba_cache
+    source = tmp_path / "raytrace"
+    shutil.copytree(REPO / "raytrace", source, ignore=shutil.ignore_patterns("__pycache__", "prebuilt"))
+    before = _numba_cache.source_hash(source)
+    assert not {"numba", "llvmlite"} & set(_imported_roots(source / "layout.py"))   # what makes it special
+    (source / "cli.py").write_text((source / "cli.py").read_text() + "\n# edited\n")
+    assert _numba_cache.source_hash(source) == before
+    (source / "layout.py").write_text((source / "layout.py").read_text() + "\nEXTRA = 1\n")
+    assert _numba_cache.source_hash(source) != before
+
+
+def _imported_roots(path):
+    import ast
+    tree = ast.parse(path.read_text())
+    return [a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names] + \
+        [n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and n.module and not n.level]

@@ -2,6 +2,7 @@
 kernels short enough to read on one screen."""
 import ast
 import pathlib
+import sys
 
 import pytest
 
@@ -87,3 +88,97 @@ def test_the_length_check_sees_long_functions(tmp_path, monkeypatch):
     monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
     funcs = _jitted_functions()
     assert [n for _, name, n in funcs if name == "long_kernel"][0] > MAX_KERNEL_LINES
+
+
+# ------------------------------------------------- Numba's cache set up before any kernel
+def _top_level_imports(path):
+    """(line, module) of the module-level imports of ``path``, in order."""
+    out = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            out.append((node.lineno, node.module))
+    return out
+
+
+def _uses_numba(module):
+    return module.split(".")[0] in ("numba", "llvmlite")
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(RAYTRACE.rglob("*.py"))
+                                  if any(_uses_numba(m) for _, m in _top_level_imports(p))
+                                  and p.name not in ("_numba_setup.py", "_numba_inline.py", "_numba_cache.py")],
+                         ids=lambda p: str(p.relative_to(RAYTRACE)))
+def test_raytrace_kernel_modules_set_up_numba_first(path):
+    """``import raytrace`` is lazy (``--help`` imports no Numba), so each module that
+    imports Numba must choose the cache folder itself before its kernels are decorated."""
+    imports = _top_level_imports(path)
+    first_numba = min(line for line, m in imports if _uses_numba(m))
+    setup = [line for line, m in imports if m == "raytrace._numba_setup"]
+    assert setup and setup[0] < first_numba, f"{path.name}: import raytrace._numba_setup before Numba"
+
+
+def _njit_lines(tree):
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef,))
+            and any("njit" in ast.unparse(d) for d in node.decorator_list)]
+
+
+@pytest.mark.parametrize("path", [p for lib in ("curves", "skinning", "particles")
+                                  for p in sorted((REPO / lib).glob("*.py")) if "@njit" in p.read_text()],
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_library_kernel_modules_scope_their_cache_folder(path):
+    """A library's kernels cache into its own folder however the module is first imported:
+    a KernelCacheScope opened before the first ``@njit`` and closed at the end."""
+    tree = ast.parse(path.read_text())
+    opened = [n.lineno for n in tree.body if isinstance(n, ast.Assign)
+              and "KernelCacheScope(" in ast.unparse(n.value)]
+    assert opened and opened[0] < min(_njit_lines(tree)), path.name
+    last = tree.body[-1]
+    assert isinstance(last, ast.Expr) and ast.unparse(last) == "_cache.close()", path.name
+
+
+def test_the_fences_see_a_module_that_does_not_set_up(tmp_path, monkeypatch):
+    """Negative control for the two checks above."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("import numpy as np\nfrom numba import njit\nimport raytrace._numba_setup\n\n\n"
+                   "@njit(cache=True)\ndef f(x):\n    return x\n")
+    with pytest.raises(AssertionError):
+        test_raytrace_kernel_modules_set_up_numba_first(bad)
+    with pytest.raises(AssertionError):
+        test_library_kernel_modules_scope_their_cache_folder(bad)
+
+
+# ------------------------------------------------------------- the user's test command
+def _make_recipe(target):
+    """The recipe lines of ``target`` in the Makefile."""
+    lines = (REPO / "Makefile").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{target}:"))
+    recipe = []
+    for line in lines[start + 1:]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line.strip())
+    return recipe
+
+
+def test_make_test_changes_nothing_outside_the_checkout():
+    """``make test`` (the README's command) installs into .venv only: no system packages,
+    no sudo; CI installs what optional tests need in .ci/run, then calls exactly it."""
+    recipe = " ".join(_make_recipe("test"))
+    assert recipe and "pytest" in recipe
+    for word in ("apt-get", "apt ", "sudo", "dnf ", "yum ", "brew ", "--user"):
+        assert word not in recipe, word
+    ci = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.lstrip().startswith("#")]
+    assert ci[-1] == "make test"
+
+
+def test_the_recipe_reader_sees_a_system_install(tmp_path, monkeypatch):
+    """Negative control: a recipe that calls apt-get fails the check above."""
+    (tmp_path / "Makefile").write_text("test: x\n\tapt-get install -y chromium\n\tpytest\n")
+    (tmp_path / ".ci").mkdir()
+    (tmp_path / ".ci" / "run").write_text("make test\n")
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
+    with pytest.raises(AssertionError):
+        test_make_test_changes_nothing_outside_the_checkout()

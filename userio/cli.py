@@ -19,11 +19,12 @@ from .errors import (EXIT_BAD_INPUT, EXIT_HELP, EXIT_INTERNAL, EXIT_INTERRUPTED,
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Shows ``(default: X)`` after every option that has a real default (not None or
-    False, which mean "not given"), keeps the line breaks of descriptions."""
+    """Shows ``(default: X)`` after every option that takes a value and has a real default
+    (not None or False, which mean "not given"; a switch such as ``--no-shadows`` shows
+    none: its default is what the switch is absent), keeps the line breaks of descriptions."""
 
     def _get_help_string(self, action):
-        if action.default is None or action.default is False:
+        if action.default is None or action.default is False or action.nargs == 0:
             return action.help
         return super()._get_help_string(action)
 

@@ -85,14 +85,16 @@ def use_portable_cpu():
     return True
 
 
-def source_hash(package_dir, only_numba_files=False):
+def source_hash(package_dir, only_numba_files=False, also=()):
     """A hash (16 hex digits) of the package's ``.py`` files: all of them, or with
-    ``only_numba_files`` those whose text mentions ``numba`` (for a package whose kernels
-    are known to read code and constants only from such files)."""
+    ``only_numba_files`` those whose text mentions ``numba`` and those named in ``also``
+    (paths relative to ``package_dir``: for a package whose kernels are known to read code
+    and constants only from such files)."""
     h = hashlib.sha1()
-    for path in sorted(pathlib.Path(package_dir).rglob("*.py")):
+    root = pathlib.Path(package_dir)
+    for path in sorted(root.rglob("*.py")):
         data = path.read_bytes()
-        if only_numba_files and b"numba" not in data:
+        if only_numba_files and b"numba" not in data and path.relative_to(root).as_posix() not in also:
             continue
         h.update(str(path.relative_to(package_dir)).encode())
         h.update(data)
@@ -132,6 +134,9 @@ def make_folder(name, digest, tag=""):
     return None
 
 
+_OPENED = {}   # (package_dir, name, digest, tag) -> folder: each package set up once a process
+
+
 def open_folder(package_dir, name, digest, tag=""):
     """Set a package's kernels up before the first is decorated: the portable CPU level
     (:func:`use_portable_cpu`), ``numba.config.CACHE_DIR`` pointed at its folder
@@ -142,11 +147,14 @@ def open_folder(package_dir, name, digest, tag=""):
 
     from . import prebuilt
 
-    use_portable_cpu()
-    folder = make_folder(name, digest, tag)
+    key = (str(package_dir), name, digest, tag)
+    if key not in _OPENED:
+        use_portable_cpu()
+        _OPENED[key] = make_folder(name, digest, tag)
+        prebuilt.seed(_OPENED[key], package_dir)
+    folder = _OPENED[key]
     if folder is not None:
         numba.config.CACHE_DIR = str(folder)
-    prebuilt.seed(folder, package_dir)
     return folder
 
 
@@ -164,3 +172,27 @@ def kernel_cache(name, package_dir):
         yield folder
     finally:
         numba.config.CACHE_DIR = old
+
+
+class KernelCacheScope:
+    """:func:`kernel_cache` for the body of one kernel module, whose kernels are decorated
+    at module level (a ``with`` block cannot span them)::
+
+        _cache = KernelCacheScope("curves", pathlib.Path(__file__).parent)   # before any @njit
+        ...
+        _cache.close()                                                        # at the end
+
+    so a library's kernels land in its own folder however the module is first imported
+    (the package's ``__init__`` imports nothing heavy: ``--help`` stays light).
+    ``numba.config.CACHE_DIR`` is restored by :meth:`close`."""
+
+    def __init__(self, name, package_dir):
+        import numba
+
+        self._old = numba.config.CACHE_DIR
+        self.folder = open_folder(package_dir, name, source_hash(package_dir))
+
+    def close(self):
+        import numba
+
+        numba.config.CACHE_DIR = self._old

@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit, prange
 
 from raytrace.accel.traverse import closest_hit

@@ -23,9 +23,10 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
-from raytrace.layout import LEAF_KIND_SPH, LEAF_KIND_TRI, encode_leaf
+from raytrace.layout import LEAF_KIND_SPH, LEAF_KIND_TRI
 
 WIDTH = 8          # children per node
 BLOCK = 4          # triangles per leaf block
@@ -45,7 +46,30 @@ CHILD_ROW = 6
 TRI_ROWS = 10      # block rows: v0 xyz, v1 xyz, v2 xyz, triangle ids
 ID_ROW = 9
 
-# Leaf child ids: see raytrace.layout (encode_leaf, leaf_kind, leaf_count, leaf_start).
+
+# leaf child ids (raytrace.layout: ~(start << 4 | count << 1 | kind))
+@njit(cache=True, inline="always")
+def encode_leaf(start, count, kind):
+    """The (negative) int32 child id of a leaf of ``count`` items from ``start``."""
+    return ~np.int32((start << 4) | (count << 1) | kind)
+
+
+@njit(cache=True, inline="always")
+def leaf_kind(child):
+    """LEAF_KIND_TRI or LEAF_KIND_SPH of a leaf child id (< 0)."""
+    return (~child) & 1
+
+
+@njit(cache=True, inline="always")
+def leaf_count(child):
+    """Number of triangle blocks or spheres of a leaf child id."""
+    return ((~child) >> 1) & 7
+
+
+@njit(cache=True, inline="always")
+def leaf_start(child):
+    """First triangle block or sphere slot of a leaf child id."""
+    return (~child) >> 4
 
 
 class Accel(NamedTuple):

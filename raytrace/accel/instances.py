@@ -25,15 +25,17 @@ specialisation of each kernel.
 from typing import NamedTuple
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import carray, njit
 from numba.extending import overload
 
-from raytrace.accel.build import BLOCK, CHILD_ROW, ID_ROW, Accel, build_accel
+from raytrace.accel.build import (BLOCK, CHILD_ROW, ID_ROW, Accel, build_accel, encode_leaf, leaf_count, leaf_kind,
+                                  leaf_start)
 from raytrace.accel.lowlevel import alloca_f32, alloca_f64, alloca_i32, ctz, data_ptr, offset
 from raytrace.accel.simd import child_of, node_mask
 from raytrace.accel.traverse import (_TFAR_SCALE, INF, STACK_SIZE, WIDTH, _any_hit, _closest_hit,
                                      _push_hit_children, _ray_setup)
-from raytrace.layout import LEAF_KIND_TRI, MISS, Hit, encode_leaf, leaf_count, leaf_kind, leaf_start
+from raytrace.layout import LEAF_KIND_TRI, MISS, Hit
 
 
 ONE = np.int64(1)    # a prototype's node count as the traversal sees it (int64: see traverse.ROOT)

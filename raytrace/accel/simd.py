@@ -37,6 +37,7 @@ import pathlib
 import warnings
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from llvmlite import ir
 from numba import carray, njit, types
 from numba.extending import intrinsic, overload

@@ -10,14 +10,15 @@ prototype's walk.
 import math
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import carray, njit, prange
 
-from raytrace.accel.build import BLOCK
+from raytrace.accel.build import BLOCK, leaf_count, leaf_kind, leaf_start
 from raytrace.accel.instances import by_instance_levels
 from raytrace.accel.lowlevel import alloca_f32, alloca_f64, alloca_i32, ctz, data_ptr, offset
 from raytrace.accel.simd import block_hits, node_mask, tri_id_of
 from raytrace.accel.traverse import STACK_SIZE, WIDTH, _TFAR_SCALE, _push_hit_children, _ray_setup
-from raytrace.layout import LEAF_KIND_TRI, leaf_count, leaf_kind, leaf_start
+from raytrace.layout import LEAF_KIND_TRI
 from raytrace.shapes import intersect_unit_sphere_xf
 
 INF = math.inf

@@ -22,14 +22,14 @@ triangles; spheres with
 import math
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import carray, njit
 
-from raytrace.accel.build import BLOCK, NODE_ROWS, STACK_SIZE, TRI_ROWS, WIDTH
+from raytrace.accel.build import BLOCK, NODE_ROWS, STACK_SIZE, TRI_ROWS, WIDTH, leaf_count, leaf_kind, leaf_start
 from raytrace.accel.lowlevel import (alloca_f32, alloca_f64, alloca_i32, ctz, data_ptr, offset,
                                      prefetch)
 from raytrace.accel.simd import block_hits, child_of, node_mask, tri_id_of
-from raytrace.layout import (LEAF_KIND_TRI, MISS, SPHERE, TRIANGLE, Hit, leaf_count, leaf_kind,
-                             leaf_start)
+from raytrace.layout import LEAF_KIND_TRI, MISS, SPHERE, TRIANGLE, Hit
 from raytrace.shapes import intersect_unit_sphere_xf
 
 INF = math.inf

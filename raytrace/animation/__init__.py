@@ -12,8 +12,14 @@
 
 See docs/animation.md and docs/render-farm.md.
 """
-from .farm import animate
-from .motion_blur import render_at
-from .scene_at import AnimatedScene, scene_at
+from userio.lazy import lazy_package as _lazy_package
+
+# imported on first use: ``raytrace animate --help`` stays light (userio.lazy)
+_lazy_package(__name__, {
+    "animate": (".farm", "animate"),
+    "render_at": (".motion_blur", "render_at"),
+    "AnimatedScene": (".scene_at", "AnimatedScene"),
+    "scene_at": (".scene_at", "scene_at"),
+})
 
 __all__ = ["AnimatedScene", "animate", "render_at", "scene_at"]

@@ -61,7 +61,7 @@ def add_parser(sub):
     a.add_argument("--integrator", choices=("whitted", "path"), help="override the scene's integrator")
     a.add_argument("--bounces", type=int, help="Whitted: maximum reflection/refraction depth (else 4)")
     a.add_argument("--shadows", dest="shadows", action="store_true", default=None, help="cast shadow rays")
-    a.add_argument("--no-shadows", dest="shadows", action="store_false", help="no shadow rays")
+    a.add_argument("--no-shadows", dest="shadows", action="store_false", default=None, help="no shadow rays")
     a.add_argument("--max-depth", type=int, metavar="N", help="path: longest path (-1 unbounded)")
     a.add_argument("--rr-depth", type=int, metavar="N", help="path: Russian roulette from this depth")
     a.add_argument("--sampler", choices=("sobol", "independent"), help="path: sample generator")

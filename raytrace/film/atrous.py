@@ -23,6 +23,7 @@ albedo back, so texture detail is kept.
 import math
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit, prange
 
 PASSES = 5

@@ -17,11 +17,22 @@ Modules, one job each: :mod:`.images` (reading PNG/PFM/EXR/NumPy files),
 settings), :mod:`.regress`, :mod:`.report_html`, :mod:`.junit`, :mod:`.convergence`,
 :mod:`.cli`, :mod:`.pytest_plugin`.
 """
-from .compare import Comparison, compare
-from .criteria import DEFAULT_CRITERIA, Criterion, parse_criteria
+from userio.lazy import lazy_package as _lazy_package
+
 from .errors import GradeError
-from .images import GradeImage, read_image
-from .ztest import ZTestResult, ztest
+
+# imported on first use: ``raytrace compare --help`` stays light (userio.lazy)
+_lazy_package(__name__, {
+    "compare": (".compare", "compare"),
+    "Comparison": (".compare", "Comparison"),
+    "Criterion": (".criteria", "Criterion"),
+    "parse_criteria": (".criteria", "parse_criteria"),
+    "DEFAULT_CRITERIA": (".criteria", "DEFAULT_CRITERIA"),
+    "GradeImage": (".images", "GradeImage"),
+    "read_image": (".images", "read_image"),
+    "ztest": (".ztest", "ztest"),
+    "ZTestResult": (".ztest", "ZTestResult"),
+})
 
 __all__ = ["compare", "Comparison", "Criterion", "parse_criteria", "DEFAULT_CRITERIA", "GradeError",
            "GradeImage", "read_image", "ztest", "ZTestResult"]

@@ -19,6 +19,7 @@ positions, same lens points), so the AOVs carry the same pixel filter.
 import math
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit, prange
 
 from ..cubemap import cube_rgb

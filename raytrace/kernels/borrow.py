@@ -30,6 +30,7 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit, types
 from numba.extending import intrinsic, overload
 

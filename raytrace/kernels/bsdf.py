@@ -34,6 +34,7 @@ Materials (``M_TYPE``; colour ``c`` = the material's base colour after texturing
 """
 import math
 
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 from ..layout import (M_ALPHA, M_REFLECT, M_TRANSMIT, M_TYPE, MAT_CONDUCTOR, MAT_DIELECTRIC,

@@ -2,6 +2,7 @@
 camera, and the thin lens around it."""
 import math
 
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 from ..layout import PERSPECTIVE

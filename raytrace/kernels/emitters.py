@@ -20,6 +20,7 @@ rejected (ok = False), which matches the zero radiance a BSDF ray would find the
 """
 import math
 
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 from ..cubemap import cube_face_xy, cube_rgb, face_xy_direction

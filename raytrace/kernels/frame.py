@@ -1,6 +1,7 @@
 """Orthonormal frames around a unit vector (Numba, scalar)."""
 import math
 
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 

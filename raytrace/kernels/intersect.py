@@ -4,6 +4,7 @@ planes, which live outside the BVH. ``bvh`` is a ``SceneAccel``, or for a scene 
 instances its world ``Accel`` (then no instance traversal is compiled in)."""
 import math
 
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 from ..accel import any_hit, closest_hit_prefetching

@@ -42,6 +42,7 @@ in the Whitted integrator).
 import math
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 from ..layout import ENV_NONE, M_COLOR, M_IOR, MISS, SOBOL

@@ -4,6 +4,7 @@ No state is carried between calls, so every pixel's samples are the same whateve
 renders it: an image depends only on its seed. The mixer is SplitMix64's finaliser.
 """
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 _K_PIXEL = np.uint64(0x9E3779B97F4A7C15)

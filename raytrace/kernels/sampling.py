@@ -8,6 +8,7 @@ sigma 0.5 px is the course's 5-tap kernel on 3x3 sub-pixels).
 import math
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 from ..layout import BOX, FILTERS, GAUSSIAN, TENT  # noqa: F401  (FILTERS: names -> kinds)

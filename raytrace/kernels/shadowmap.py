@@ -22,6 +22,7 @@ shadows off their casters ("peter-panning").
 import math
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit, prange
 
 from ..cubemap import cube_face_xy, face_xy_direction

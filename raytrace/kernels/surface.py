@@ -14,6 +14,7 @@ Texture coordinates (Mitsuba's conventions):
 """
 import math
 
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 from ..layout import M_TEX, SPHERE, TRIANGLE

@@ -28,6 +28,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 import numba
 import numpy as np
 from numba import njit

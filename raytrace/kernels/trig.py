@@ -12,6 +12,7 @@ there is below 5e-17. The quarter turn then rotates (cos r, sin r). Error agains
 """
 import math
 
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 HALF_PI = 0.5 * math.pi

@@ -15,6 +15,7 @@ where they are seen from the front (they do not light other surfaces here).
 import math
 
 import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
 from ..cubemap import cube_rgb

@@ -1,0 +1,19 @@
+"""Numba set up for ``raytrace``'s kernels: imported first by every module that defines one.
+
+Numba picks a kernel's cache folder when the kernel is *decorated* (its module imported),
+so that folder must be chosen before the first ``@njit(cache=True)`` of the package runs:
+
+- ``_numba_cache.configure``: ``numba.config.CACHE_DIR`` set to the folder named after the
+  package's source and switches, the portable CPU level, the shipped kernels copied in;
+- ``_numba_inline.install``: the faster inliner, before anything compiles.
+
+Each kernel module starts with ``import raytrace._numba_setup`` (``tests/test_structure.py``
+checks that every module importing Numba does), so ``import raytrace`` itself stays light:
+``raytrace --help`` and argument errors never import Numba. Runs once per process.
+"""
+import pathlib
+
+from . import _numba_cache, _numba_inline
+
+CACHE_FOLDER = _numba_cache.configure(pathlib.Path(__file__).parent)   # None: no writable base
+_numba_inline.install()

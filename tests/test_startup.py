@@ -1,0 +1,104 @@
+"""Starting a command: ``--help`` and argument errors never import Numba (so they answer
+at once), and Ctrl-C at any moment of startup exits 130 with one line, no traceback and
+no file written.
+
+The lazy imports: ``userio/lazy.py`` (packages), the CLIs' heavy imports inside
+``userio.cli.run``; Numba's cache set up by each kernel module (``raytrace/_numba_setup.py``,
+``userio.numba_cache.KernelCacheScope``)."""
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+from interrupts import finish, interrupt_after, start
+
+CLIS = {"raytrace": "raytrace.cli", "curves": "curves.cli", "skinning": "skinning.cli",
+        "particles": "particles.cli"}
+
+# (command, argv, expected exit status): every help text and argument errors that argparse finds
+LIGHT = [
+    ("raytrace", ["--help"], 0), ("raytrace", ["render", "--help"], 0), ("raytrace", ["animate", "--help"], 0),
+    ("raytrace", ["compare", "--help"], 0), ("raytrace", ["regress", "--help"], 0),
+    ("raytrace", ["convergence", "--help"], 0), ("raytrace", ["merge", "--help"], 0),
+    ("raytrace", ["convert", "--help"], 0), ("raytrace", [], 2), ("raytrace", ["bogus"], 2),
+    ("raytrace", ["render", "scene.json"], 2), ("raytrace", ["render", "s.json", "-o", "o.png", "--spp", "x"], 2),
+    ("raytrace", ["render", "s.json", "-o", "o.png", "--filter", "bogus"], 2),
+    ("raytrace", ["animate", "s.json"], 2), ("raytrace", ["compare", "a.png"], 2),
+    ("curves", ["--help"], 0), ("curves", ["plot", "--help"], 0), ("curves", ["obj", "--help"], 0),
+    ("curves", ["info", "--help"], 0), ("curves", ["plot"], 2),
+    ("skinning", ["--help"], 0), ("skinning", ["info", "--help"], 0), ("skinning", ["export", "--help"], 0),
+    ("skinning", ["preview", "--help"], 0), ("skinning", ["info", "--bogus"], 2),
+    ("particles", ["--help"], 0), ("particles", ["simulate", "--help"], 0), ("particles", ["error", "--help"], 0),
+    ("particles", ["energy", "--help"], 0), ("particles", ["stable-dt", "--help"], 0),
+    ("particles", ["simulate", "nosuch"], 2), ("particles", ["simulate", "chain", "--steps", "x"], 2),
+]
+
+_PROBE = """
+import contextlib, io, importlib, json, sys
+results = []
+for command, module, argv in json.loads(sys.argv[1]):
+    main = importlib.import_module(module).main
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            status = main(argv)
+        except SystemExit as stop:
+            status = stop.code
+    heavy = sorted(m for m in ("numba", "llvmlite", "particles.kernels", "skinning.kernels",
+                               "curves._kernels_bspline") if m in sys.modules)
+    results.append([command, argv, status, heavy])
+print(json.dumps(results))
+"""
+
+
+def _probe(runs):
+    """Run each (command, argv) in one fresh interpreter, in order -> [command, argv,
+    status, heavy modules imported so far]."""
+    todo = [[command, CLIS[command], argv] for command, argv in runs]
+    out = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(todo)], cwd=REPO, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_help_and_argument_errors_import_no_numba():
+    results = _probe([(command, argv) for command, argv, _ in LIGHT])
+    for (command, argv, want), (_, _, status, heavy) in zip(LIGHT, results):
+        assert status == want, (command, argv, status)
+        assert heavy == [], f"{command} {' '.join(argv)} imported {heavy}"
+
+
+def test_the_probe_sees_numba_when_a_command_imports_it(tmp_path):
+    """Negative control: a command that runs a simulation imports the kernels, and the
+    probe above says so."""
+    out = tmp_path / "c.npz"
+    (result,) = _probe([("particles", ["simulate", "chain", "--steps", "2", "-o", str(out)])])
+    assert result[2] == 0 and "numba" in result[3] and "particles.kernels" in result[3]
+
+
+# long-running commands (so that the Ctrl-C cannot come after the end)
+def _long_commands(tmp):
+    return {
+        "raytrace": ["-m", "raytrace", "render", "scenes/spheres.json", "-o", f"{tmp}/o.png",
+                     "--size", "1600", "1600", "--spp", "256"],
+        "particles": ["-m", "particles", "simulate", "chain", "--steps", "100000000", "--every", "1000000",
+                      "-o", f"{tmp}/c.npz"],
+        "curves": ["-m", "curves", "obj", "examples/course/patch.spline", "--resolution", "1500",
+                   "-o", f"{tmp}/p.obj"],
+        "skinning": ["-m", "skinning", "preview", "--skel", "scenes/assets/skinning/figure.skel",
+                     "--attach", "scenes/assets/skinning/figure.attach",
+                     "--obj", "scenes/assets/skinning/figure.obj", "--size", "4096", "-o", f"{tmp}/f.png"],
+    }
+
+
+@pytest.mark.parametrize("command", list(CLIS))
+def test_ctrl_c_while_numba_is_imported_exits_130_with_one_line(command, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = start(_long_commands(out)[command], cwd=REPO)
+    seen = interrupt_after(proc, r"\|\s+numba\.\w")           # an import inside numba's has finished
+    status, lines = finish(proc)
+    assert seen, lines
+    assert status == 130, lines
+    assert lines == [f"{command}: interrupted; nothing written"], lines
+    assert list(out.iterdir()) == []
