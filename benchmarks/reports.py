@@ -122,12 +122,17 @@ class OtherLoad:
     all processes (``/proc/stat``) less this process's and its finished children's
     (``getrusage``), in cores on average; and the time the hypervisor gave to other
     machines (steal). ``start()``, run, ``stop()``, then ``describe()`` / ``busy``.
-    On other systems ``describe()`` says it was not measured."""
+    On other systems ``describe()`` says it was not measured.
+
+    After ``stop()`` the CPU seconds behind the averages are kept too: ``all_seconds``
+    (every process, ``/proc/stat``), ``own_seconds`` (this process and its waited-for
+    children) and ``other_seconds`` (the difference, at least 0), over ``wall`` seconds."""
 
     BUSY_CORES = 0.25        # more than this on average: not a quiet machine
 
     def __init__(self):
         self.other = self.steal = None
+        self.all_seconds = self.own_seconds = self.other_seconds = self.wall = None
 
     def start(self):
         self._t0 = time.perf_counter()
@@ -141,9 +146,11 @@ class OtherLoad:
         if self._j0 is None or j1 is None or wall <= 0:
             return self
         tick = os.sysconf("SC_CLK_TCK")
-        busy = (j1[0] - self._j0[0]) / tick
-        own = _own_cpu_seconds() - self._own0
-        self.other = max(0.0, busy - own) / wall
+        self.wall = wall
+        self.all_seconds = (j1[0] - self._j0[0]) / tick
+        self.own_seconds = _own_cpu_seconds() - self._own0
+        self.other_seconds = max(0.0, self.all_seconds - self.own_seconds)
+        self.other = self.other_seconds / wall
         self.steal = (j1[1] - self._j0[1]) / tick / wall
         return self
 

@@ -240,10 +240,8 @@ def _depth_range(args):
 
 
 def _render(args):
-    from . import renderer as rmod
-    from . import warmup
-    from .image import FLOAT_FORMATS, FORMATS, depth_image, encode_image, normal_image
-    from .scene.load import load_scene
+    from .image import FLOAT_FORMATS, FORMATS
+    from .settings import check_overrides
 
     overrides = {"spp": args.spp, "bounces": args.bounces, "shadows": args.shadows,
                  "seed": args.seed, "filter": args.filter, "integrator": args.integrator,
@@ -251,7 +249,7 @@ def _render(args):
     if args.size:
         overrides["width"], overrides["height"] = args.size
     with _option_errors():
-        rmod.check_overrides(overrides)
+        check_overrides(overrides)
     outputs = Outputs(SceneError)
     outputs.add(args.output, "-o", FORMATS, "image")
     depth_range = None
@@ -263,26 +261,35 @@ def _render(args):
     if args.variance:
         outputs.add(args.variance, "--variance", FLOAT_FORMATS, "float image")
     aov_names, aov_plan, denoiser = _check_film_options(args, outputs)
+    # the options are fine: now the renderer and its kernels (Numba)
+    from . import renderer as rmod
+    from . import warmup
+    from .image import depth_image, encode_image, normal_image
+    from .scene.load import load_scene
     t0 = time.perf_counter()
     kind = warmup.integrator_of(args.scene, args.integrator)
     cold = not (warmup.is_cached(kind) and warmup.builder_cached())
-    with warmup.CompileNotice(cold and not args.quiet):
+    # every phase that may compile says so (and times it): the warm-up, the render (e.g. a
+    # scene with instances, AOVs), depth and normals, debug views
+    with warmup.notice_on_compile(not args.quiet, expect=cold) as compiling:
+        timers = [compiling]
         instanced = warmup.uses_instances(args.scene)
-        compiling = warmup.start(kind, instanced) if cold else None
+        child = warmup.start(kind, instanced) if cold else None
         try:
             scene = load_scene(args.scene)
         finally:
-            warmup.wait(compiling)
+            warmup.wait(child, timer=compiling)     # waiting for the child's compile counts as one
         if cold:
             warmup.compile_here(kind, instanced)    # loads what the child cached, or compiles here
     with _option_errors():
         settings = rmod.resolve_settings(scene, overrides)
     if args.view or args.highlight:
-        return _write_view(args, scene, overrides, outputs, t0)
+        return _write_view(args, scene, overrides, outputs, t0, timers)
     show = not args.quiet and sys.stderr.isatty()
     from .film.aov_files import encode_color, render_metadata, set_outputs
     try:
-        with warmup.notice_on_compile(not args.quiet):     # e.g. a scene with instances
+        with warmup.notice_on_compile(not args.quiet) as compiling:
+            timers.append(compiling)
             image, extra, meta, writer = _film_render(rmod, scene, settings, args, aov_names, denoiser, show,
                                                       overrides)
     except rmod.RenderInterrupted as stop:
@@ -309,7 +316,9 @@ def _render(args):
     if args.variance:
         outputs.set(args.variance, encode_image(args.variance, image.variance))
     if args.depth or args.normals:
-        t, n = rmod.render_aovs(scene, settings["width"], settings["height"])
+        with warmup.notice_on_compile(not args.quiet) as compiling:
+            timers.append(compiling)
+            t, n = rmod.render_aovs(scene, settings["width"], settings["height"])
         if args.depth:
             outputs.set(args.depth[0], encode_image(args.depth[0], depth_image(t, *depth_range), "linear"))
         if args.normals:
@@ -319,24 +328,37 @@ def _render(args):
     if not args.quiet:
         print(f"wrote {', '.join(written)} ({settings['width']}x{settings['height']}, "
               f"{settings['spp']} spp, {settings['integrator']}"
-              f"{', denoised with ' + denoiser if denoiser else ''}, {time.perf_counter() - t0:.2f} s)",
+              f"{', denoised with ' + denoiser if denoiser else ''}, {_timing(t0, timers)})",
               file=sys.stderr)
     return 0
 
 
-def _write_view(args, scene, overrides, outputs, t0):
+def _write_view(args, scene, overrides, outputs, t0, timers):
+    from . import warmup
     from .image import encode_image
     from .views import render_view
     mode = args.view or "highlight"
-    with _option_errors():
+    with _option_errors(), warmup.notice_on_compile(not args.quiet) as compiling:
+        timers.append(compiling)
         view = render_view(scene, mode, highlight=args.highlight, **overrides)
     outputs.set(args.output, encode_image(args.output, view.image, "linear"))
     written = outputs.commit()
     if not args.quiet:
         if view.report:
             print(f"{PROG}: {view.report}", file=sys.stderr)
-        print(f"wrote {', '.join(written)} ({mode} view, {time.perf_counter() - t0:.2f} s)", file=sys.stderr)
+        print(f"wrote {', '.join(written)} ({mode} view, {_timing(t0, timers)})", file=sys.stderr)
     return 0
+
+
+def _timing(t0, timers):
+    """The closing line's time since ``t0``: ``X s``, or with kernels compiled on the way
+    (``timers``: the phases' ``warmup.CompileTimer`` objects) ``X s render, Y s compiling
+    kernels``."""
+    total = time.perf_counter() - t0
+    if not any(t.compiled for t in timers):
+        return f"{total:.2f} s"
+    spent = sum(t.seconds for t in timers)
+    return f"{max(0.0, total - spent):.2f} s render, {spent:.1f} s compiling kernels"
 
 
 def _convert(args):

@@ -12,6 +12,7 @@ What the renderer derives from a scene once (the cube map, the path tracer's lig
 distribution) it keeps in its own cache keyed by the scene object, never on the scene.
 """
 import contextlib
+import dataclasses
 import math
 import signal
 import sys
@@ -20,8 +21,8 @@ import time
 import weakref
 
 import numpy as np
-from userio.limits import check_memory, check_number
 
+from . import warmup
 from .camera import make_camera
 from .cubemap import load_cube_map
 from .errors import SceneError
@@ -36,16 +37,17 @@ from .kernels.shadowmap import fill_shadow_map
 from .kernels.threads import written_zeros
 from .scene.emitters import build_lights, scene_bounds
 from .scene.lights import punctual_lights
-from .scene.schema import SETTING_LIMITS
+from .settings import (BYTES_PER_PIXEL, DEFAULTS, INTEGRATORS, OVERRIDES,  # noqa: F401  (re-exported)
+                       check_overrides, resolve_settings)
 
-DEFAULTS = {"width": 400, "height": 400, "spp": 1, "filter": "box", "seed": 0,
-            "integrator": "whitted", "bounces": 4, "shadows": True, "epsilon": 1e-4,
-            "max_depth": -1, "rr_depth": 5, "sampler": "sobol"}
-OVERRIDES = tuple(DEFAULTS)
-INTEGRATORS = ("whitted", "path")
-# memory per pixel: the path tracer's float64 accumulation buffer and float32 image, the
-# AOV buffers and the encoded output
-BYTES_PER_PIXEL = 24 + 12 + 32 + 8
+
+
+@dataclasses.dataclass(frozen=True)
+class TimedRenderInfo(RenderInfo):
+    """The ``info`` of :func:`render`'s images: :class:`~raytrace.image.RenderInfo`, whose
+    ``seconds`` is the render's wall time less the time spent compiling kernels (a first
+    run), and ``compile_seconds``, that time (0 when every kernel came from the cache)."""
+    compile_seconds: float = 0.0
 
 
 class RenderInterrupted(KeyboardInterrupt):
@@ -60,61 +62,6 @@ class RenderInterrupted(KeyboardInterrupt):
         self.image = image
         self.spp_done = spp_done
         self.spp_total = spp_total
-
-
-def resolve_settings(scene, overrides):
-    """Merge defaults, the scene's ``image``/``integrator`` sections and overrides
-    -> dict of checked settings (names as in :data:`DEFAULTS`)."""
-    unknown = set(overrides) - set(OVERRIDES)
-    if unknown:
-        raise TypeError(f"unknown render option(s): {', '.join(sorted(unknown))}")
-    s = dict(DEFAULTS)
-    for key in ("width", "height", "spp", "filter", "seed"):
-        s[key] = scene.setting("image", key, s[key])
-    s["integrator"] = scene.setting("integrator", "type", s["integrator"])
-    for key in ("bounces", "shadows", "epsilon", "max_depth", "rr_depth"):
-        s[key] = scene.setting("integrator", key, s[key])
-    for key, value in overrides.items():
-        if value is not None:
-            s[key] = value
-    for key in SETTING_LIMITS:
-        s[key] = _integer_setting(key, s[key])
-    check_memory(s["width"] * s["height"] * BYTES_PER_PIXEL,
-                 f"a {s['width']} x {s['height']} image", "size", error=SceneError)
-    if not isinstance(s["shadows"], (bool, np.bool_)):
-        raise SceneError("shadows", f"must be true or false, got {s['shadows']!r}")
-    if s["filter"] not in FILTERS:
-        raise SceneError("filter", f"must be one of {', '.join(FILTERS)}, got {s['filter']!r}")
-    if s["sampler"] not in SAMPLERS:
-        raise SceneError("sampler", f"must be one of {', '.join(SAMPLERS)}, got {s['sampler']!r}")
-    if s["integrator"] not in INTEGRATORS:
-        raise SceneError("integrator", f"must be one of {', '.join(INTEGRATORS)}, got {s['integrator']!r}")
-    s["epsilon"] = check_number(s["epsilon"], "epsilon", lo=0.0, lo_open=True, error=SceneError)
-    return s
-
-
-def _integer_setting(key, value):
-    """``value`` as an int within SETTING_LIMITS[key], else SceneError."""
-    lo, hi = SETTING_LIMITS[key]
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-        raise SceneError(key, f"must be an integer >= {lo}, got {value!r}")
-    if value > hi:
-        raise SceneError(key, f"must be an integer <= {hi}, got {value!r}")
-    return int(value)
-
-
-def check_overrides(overrides):
-    """Check override values on their own (before a scene is loaded): the same limits as
-    :func:`resolve_settings` applies to the merged settings."""
-    given = {k: v for k, v in overrides.items() if v is not None}
-    for key in SETTING_LIMITS:
-        if key in given:
-            _integer_setting(key, given[key])
-    if "width" in given and "height" in given:
-        check_memory(given["width"] * given["height"] * BYTES_PER_PIXEL,
-                     f"a {given['width']} x {given['height']} image", "size", error=SceneError)
-    if "epsilon" in given:
-        check_number(given["epsilon"], "epsilon", lo=0.0, lo_open=True, error=SceneError)
 
 
 def kernel_settings(s):
@@ -223,21 +170,25 @@ def render(scene, progress=False, callback=None, variance=False, aovs=(), denois
         denoise, aovs = resolve(denoise), tuple(dict.fromkeys(aovs + GUIDES))
     t0 = time.perf_counter()
     var = None
-    aov_buf = (written_zeros((s["height"], s["width"], AOV_WIDTH)) if set(aovs) & set(FILTERED_AOVS)
-               else None)
-    if s["integrator"] == "path":
-        image, var, done, nonfinite = _render_path(scene, s, progress, callback, t0, aov_buf,
-                                                   partial and (partial, partial_seconds))
-    else:
-        image, done, nonfinite = _render_whitted(scene, s, progress, callback), s["spp"], np.zeros(1, np.int64)
-        if aov_buf is not None:
-            for sample in range(s["spp"]):
-                _aov_pass(scene, s, aov_buf, sample, WHITTED_SAMPLING)
-    out = RenderedImage(image, _info(s, done, int(nonfinite.sum()), t0))
+    with warmup.CompileTimer() as compiling:        # first runs: kept out of info.seconds
+        aov_buf = (written_zeros((s["height"], s["width"], AOV_WIDTH)) if set(aovs) & set(FILTERED_AOVS)
+                   else None)
+        if s["integrator"] == "path":
+            image, var, done, nonfinite = _render_path(scene, s, progress, callback, (t0, compiling), aov_buf,
+                                                       partial and (partial, partial_seconds))
+        else:
+            image, done, nonfinite = (_render_whitted(scene, s, progress, callback), s["spp"],
+                                      np.zeros(1, np.int64))
+            if aov_buf is not None:
+                for sample in range(s["spp"]):
+                    _aov_pass(scene, s, aov_buf, sample, WHITTED_SAMPLING)
+        if aovs:
+            aov_images = finish_aovs(scene, s, aovs, aov_buf, done, nonfinite)
+    out = RenderedImage(image, _info(s, done, int(nonfinite.sum()), (t0, compiling)))
     if variance or denoise:
         out.variance = var
     if aovs:
-        out.aovs = finish_aovs(scene, s, aovs, aov_buf, done, nonfinite)
+        out.aovs = aov_images
     if denoise:
         from .film.denoise import denoise as denoise_image
         out = denoise_image(out, denoise)
@@ -291,10 +242,13 @@ def finish_aovs(scene, s, names, buf, done, nonfinite):
     return {name: out[name] for name in names}
 
 
-def _info(s, done, nonfinite, t0):
-    return RenderInfo(integrator=s["integrator"], width=s["width"], height=s["height"],
-                      spp=done, spp_requested=s["spp"], seed=s["seed"], nonfinite=nonfinite,
-                      seconds=time.perf_counter() - t0)
+def _info(s, done, nonfinite, clock):
+    """``clock``: (start time, :class:`raytrace.warmup.CompileTimer` of the render)."""
+    t0, compiling = clock
+    spent = compiling.seconds
+    return TimedRenderInfo(integrator=s["integrator"], width=s["width"], height=s["height"],
+                           spp=done, spp_requested=s["spp"], seed=s["seed"], nonfinite=nonfinite,
+                           seconds=max(0.0, time.perf_counter() - t0 - spent), compile_seconds=spent)
 
 
 def _progress_bar(progress, total, unit, desc):
@@ -361,10 +315,10 @@ class _StopFlag:
                 signal.signal(signal.SIGINT, self._old)
 
 
-def _render_path(scene, s, progress, callback, t0, aov_buf=None, partial=None):
+def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None):
     """-> (image or None, its variance, passes done, per-pixel counts of samples dropped
     as non-finite). ``aov_buf`` (or None) receives an AOV sample per pass; ``partial``:
-    None or (function, seconds), see :func:`render`."""
+    None or (function, seconds), see :func:`render`; ``clock``: see :func:`_info`."""
     cam = make_camera(scene.data["camera"])
     lights = scene_lights(scene)
     cube = cube_map(scene)
@@ -395,7 +349,7 @@ def _render_path(scene, s, progress, callback, t0, aov_buf=None, partial=None):
                     callback(int(counter[0]), spp)
                 if partial and time.perf_counter() - last_partial >= partial[1] and sample + 1 < spp:
                     part = RenderedImage(pk.mean_and_variance(accum, int(counter[0]))[0],
-                                         _info(s, int(counter[0]), int(nonfinite.sum()), t0))
+                                         _info(s, int(counter[0]), int(nonfinite.sum()), clock))
                     partial[0](part)
                     last_partial = time.perf_counter()
     except KeyboardInterrupt:
@@ -410,7 +364,7 @@ def _render_path(scene, s, progress, callback, t0, aov_buf=None, partial=None):
         image, var = mean.astype(np.float32), var.astype(np.float32)
     if (interrupted or stop.requested) and done < spp:
         if image is not None:
-            image = RenderedImage(image, _info(s, done, int(nonfinite.sum()), t0))
+            image = RenderedImage(image, _info(s, done, int(nonfinite.sum()), clock))
             image.variance = var
         raise RenderInterrupted(image, done, spp)
     return image, var, done, nonfinite

@@ -12,8 +12,10 @@ with one core, or when ``RAYTRACE_NO_WARMUP`` is set.
 ("compiling kernels, first run only") with the elapsed seconds, and how long it took.
 :func:`notice_on_compile` does the same for a block that may or may not compile (a scene
 with instances compiles its own specialisation of the integrator, see
-``raytrace.accel.instances``): it listens to Numba's compile events and speaks only when
-one starts.
+``raytrace.accel.instances``; depth and normal images and debug views use kernels of
+their own): it listens to Numba's compile events and speaks only when one starts.
+:class:`CompileTimer` measures the compiling with the same events, so that renders report
+their compile time apart from their render time (``RenderInfo.compile_seconds``).
 """
 import contextlib
 import json
@@ -52,24 +54,126 @@ def builder_cached():
     return all(_dispatcher_cached(f) for f in (build._build_binary, build._plan_wide, build._emit_wide))
 
 
+class CompileTimer:
+    """The seconds spent compiling kernels in this process while active (``with``):
+    Numba's ``numba:compile`` events (the outermost of nested ones: a kernel compiles the
+    functions it calls inside its own event), plus the time spent in :meth:`counting`
+    (waiting for the child process that compiles, see :func:`wait`). Loading a kernel from
+    the on-disk cache sends no event, so it counts as no compiling.
+
+        with CompileTimer() as timer:
+            ...
+        timer.seconds, timer.compiled
+
+    ``on_start()`` is called when the first compile of the block starts (in the compiling
+    thread). Timers nest: each one sees every compile of its block."""
+
+    def __init__(self, on_start=None):
+        self.on_start = on_start
+        self.compiled = False        # whether anything was compiled (or counted) in the block
+        self._done = 0.0             # seconds of the compiles that ended
+        self._depth = 0
+        self._t0 = None
+        self._lock = threading.Lock()
+        self._listener = None
+
+    @property
+    def seconds(self):
+        """Compile seconds so far (a compile in progress counts up to now)."""
+        with self._lock:
+            running = time.perf_counter() - self._t0 if self._depth else 0.0
+            return self._done + running
+
+    @property
+    def compiling(self):
+        """True while a compile (or a :meth:`counting` block) is in progress."""
+        return self._depth > 0
+
+    def begin(self):
+        """A compile starts (nested ones only count once)."""
+        with self._lock:
+            self._depth += 1
+            first = self._depth == 1 and not self.compiled
+            if self._depth == 1:
+                self._t0 = time.perf_counter()
+                self.compiled = True
+        if first and self.on_start is not None:
+            self.on_start()
+
+    def end(self):
+        """The compile started by the matching :meth:`begin` ends."""
+        with self._lock:
+            if self._depth == 0:
+                return
+            self._depth -= 1
+            if self._depth == 0:
+                self._done += time.perf_counter() - self._t0
+
+    @contextlib.contextmanager
+    def counting(self):
+        """Count the block's wall time as compiling (compiles inside it count once)."""
+        self.begin()
+        try:
+            yield self
+        finally:
+            self.end()
+
+    def __enter__(self):
+        from numba.core import event
+
+        timer = self
+
+        class _Listener(event.Listener):
+            def on_start(self, ev):
+                timer.begin()
+
+            def on_end(self, ev):
+                timer.end()
+
+        self._listener = _Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc):
+        from numba.core import event
+        event.unregister("numba:compile", self._listener)
+        while self._depth:             # left in the middle of a compile (an exception)
+            self.end()
+        return False
+
+
 class CompileNotice:
     """While compiling on first use: one line on stderr, ticking on a terminal.
 
         with CompileNotice(active=not warmup.is_cached(kind), stream=sys.stderr):
             ...compile...
-    """
 
-    def __init__(self, active, stream=None, prog="raytrace"):
+    Without ``timer`` the closing line gives the block's wall time; with a
+    :class:`CompileTimer` it gives the timer's compile seconds, and a notice that
+    :meth:`begin` started on a compile event (not ``forced``) ticks on a terminal only
+    while something compiles (so it does not draw over a progress bar afterwards)."""
+
+    def __init__(self, active, stream=None, prog="raytrace", timer=None):
         self.active = active
         self.stream = sys.stderr if stream is None else stream
         self.prog = prog
+        self.timer = timer
         self._stop = threading.Event()
         self._thread = None
+        self._forced = True
+        self._started = False
         self.seconds = 0.0
 
     def __enter__(self):
-        if not self.active:
-            return self
+        self.begin()
+        return self
+
+    def begin(self, forced=True):
+        """Say that compiling starts (once; nothing when not ``active``)."""
+        if not self.active or self._started:
+            return
+        self._started = True
+        self._forced = forced
         self._t0 = time.perf_counter()
         tty = getattr(self.stream, "isatty", lambda: False)()
         self._line = f"{self.prog}: compiling kernels, first run only (cached afterwards)..."
@@ -78,55 +182,59 @@ class CompileNotice:
             self._thread.start()
         else:
             print(self._line, file=self.stream, flush=True)
-        return self
+
+    def _elapsed(self):
+        if self.timer is None or self._forced:
+            return time.perf_counter() - self._t0
+        return self.timer.seconds
 
     def _tick(self):
+        shown = False
         while not self._stop.wait(0.5):
-            print(f"\r{self._line} {time.perf_counter() - self._t0:.0f} s", end="",
-                  file=self.stream, flush=True)
+            if self.timer is None or self._forced or self.timer.compiling:
+                print(f"\r{self._line} {self._elapsed():.0f} s", end="", file=self.stream, flush=True)
+                shown = True
+            elif shown:
+                print("\r\033[K", end="", file=self.stream, flush=True)
+                shown = False
 
     def __exit__(self, *exc):
-        if not self.active:
-            return False
+        self.finish(exc[0])
+        return False
+
+    def finish(self, exc_type=None):
+        """Close the notice: on success, one line with the seconds spent compiling."""
+        if not self._started:
+            return
+        self._started = False
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
             print("\r\033[K", end="", file=self.stream)
-        self.seconds = time.perf_counter() - self._t0
-        if exc[0] is None:
+        self.seconds = time.perf_counter() - self._t0 if self.timer is None else self.timer.seconds
+        if exc_type is None:
             print(f"{self.prog}: kernels compiled in {self.seconds:.1f} s", file=self.stream, flush=True)
-        return False
 
 
 @contextlib.contextmanager
-def notice_on_compile(enabled=True, stream=None, prog="raytrace"):
-    """A :class:`CompileNotice` that starts when Numba starts compiling in this block (a
-    ``numba:compile`` event; loading from the cache sends none) and otherwise says
-    nothing."""
-    if not enabled:
-        yield
-        return
-    from numba.core import event
-
-    notice = CompileNotice(True, stream, prog)
-
-    class _Listener(event.Listener):
-        def on_start(self, ev):
-            if not hasattr(notice, "_t0"):
-                notice.__enter__()
-
-        def on_end(self, ev):
-            pass
-
-    try:
-        with event.install_listener("numba:compile", _Listener()):
-            yield
-    except BaseException as exc:
-        if hasattr(notice, "_t0"):
-            notice.__exit__(type(exc), exc, exc.__traceback__)
-        raise
-    if hasattr(notice, "_t0"):
-        notice.__exit__(None, None, None)
+def notice_on_compile(enabled=True, stream=None, prog="raytrace", expect=False):
+    """A :class:`CompileTimer` over the block (yielded) with a :class:`CompileNotice` that
+    starts when Numba starts compiling in it (a ``numba:compile`` event; loading from the
+    cache sends none) and otherwise says nothing; ``expect=True`` starts the notice at
+    once (a compile is known to come, e.g. in the child process of :func:`start`).
+    ``enabled=False``: the timer only, no notice."""
+    notice = CompileNotice(enabled, stream, prog)
+    timer = CompileTimer(on_start=lambda: notice.begin(forced=False))
+    notice.timer = timer
+    with timer:
+        if expect:
+            notice.begin()
+        try:
+            yield timer
+        except BaseException as exc:
+            notice.finish(type(exc))
+            raise
+    notice.finish()
 
 
 def _peek(scene_path):
@@ -184,14 +292,16 @@ def start(integrator, instanced=False):
         return None
 
 
-def wait(proc, timeout=300):
-    """Wait for the child (if any); a failed or slow child only costs the parent a compile."""
+def wait(proc, timeout=300, timer=None):
+    """Wait for the child (if any); a failed or slow child only costs the parent a compile.
+    The wait counts as compiling in ``timer`` (a :class:`CompileTimer`)."""
     if proc is None:
         return
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with timer.counting() if timer is not None else contextlib.nullcontext():
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def compile_here(integrator, instanced=False):

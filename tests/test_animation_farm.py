@@ -249,3 +249,128 @@ def test_failed_tasks_are_reported_and_the_others_finish(client, tmp_path):
     assert summary.failed == {2: "RuntimeError: boom at 1 s", 3: "RuntimeError: boom at 1 s"}
     assert summary.rendered == [0, 1, 4, 5]
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == [f"frame_{k:04d}.png" for k in (0, 1, 4, 5)]
+
+
+# ------------------------------------------------------------ the default: here or a cluster
+def test_local_plan_starts_a_cluster_only_for_long_work():
+    from raytrace.animation.farm import CLUSTER_MIN_SECONDS, local_plan
+    assert CLUSTER_MIN_SECONDS == 60.0
+    # the README example: 8 light frames (0.15 s each here) -> here
+    assert local_plan(7, 0.15, 1, 2) == "here"
+    # a slow first frame (kernels and assets loading) is timed again before a cluster starts
+    assert local_plan(47, 4.0, 1, 2) == "time"
+    assert local_plan(46, 0.24, 2, 2) == "here"
+    assert local_plan(46, 3.0, 2, 2) == "cluster"
+    # the limit: more than 60 s of work left
+    assert local_plan(60, 1.0, 2, 4) == "here" and local_plan(61, 1.0, 2, 4) == "cluster"
+    assert local_plan(61, 1.0, 2, 4, min_seconds=100.0) == "here"
+    # never for one core or one frame left
+    assert local_plan(100, 10.0, 2, 1) == "here"
+    assert local_plan(1, 1000.0, 2, 8) == "here" and local_plan(0, 0.0, 1, 8) == "here"
+
+
+class _Clock:
+    """``time`` for the farm and the compile timer: frames take what the test says."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+    def __getattr__(self, name):
+        import time
+        return getattr(time, name)
+
+
+@pytest.fixture
+def timed_frames(monkeypatch):
+    """Frames rendered here take ``timed_frames.seconds`` each on a fake clock; the
+    machine has 2 cores; starting a local cluster fails unless a test allows it."""
+    from raytrace import warmup
+    from raytrace.animation import farm
+    clock = _Clock()
+    clock.seconds = 0.1
+    clock.here = []
+    monkeypatch.setattr(farm, "time", clock)
+    monkeypatch.setattr(warmup, "time", clock)
+    monkeypatch.setattr(farm.os, "cpu_count", lambda: 2)
+    real = farm._run_serial
+
+    def run_serial(anim, todo, *args):
+        clock.here.extend(todo)
+        real(anim, todo, *args)
+        clock.now += clock.seconds * len(todo)
+    monkeypatch.setattr(farm, "_run_serial", run_serial)
+
+    def no_cluster(*args):
+        raise AssertionError("a local cluster was started")
+    monkeypatch.setattr(farm, "_client_for", no_cluster)
+    return clock
+
+
+def test_default_renders_a_small_job_here_and_says_so(tmp_path, timed_frames):
+    lines = []
+    summary = animate(tiny_scene(), tmp_path, notice=lines.append)
+    assert summary.rendered == timed_frames.here == [0, 1, 2, 3, 4, 5]
+    assert lines == ["rendering 6 frames here (a local Dask cluster of 2 workers starts only if the rest "
+                     "would take over 60 s)"]
+    lines.clear()
+    timed_frames.seconds = 9.0                # 5 frames left x 9 s: 45 s, under a minute
+    animate(tiny_scene(), tmp_path, notice=lines.append, force=True)
+    assert len(lines) == 1 and timed_frames.here[6:] == [0, 1, 2, 3, 4, 5]
+    assert animate(tiny_scene(), tmp_path, notice=lines.append).skipped == [0, 1, 2, 3, 4, 5]
+    assert len(lines) == 1                    # nothing to render: nothing to say
+
+
+def test_cli_says_where_the_frames_render(tmp_path, timed_frames, capsys):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(tiny_scene()))
+    assert main(["animate", str(path), "-o", str(tmp_path / "f"), "--frames", "0:3"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("raytrace: rendering 3 frames here (a local Dask cluster of 2 workers starts only if "
+                      "the rest would take over 60 s)")
+    assert main(["animate", str(path), "-o", str(tmp_path / "g"), "--frames", "0:3", "-q"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["animate", str(path), "-o", str(tmp_path / "h"), "--frames", "0:3", "--workers", "1"]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == "raytrace: rendering 3 frames here"
+
+
+def test_default_starts_a_cluster_for_the_rest_of_a_long_job(client, tmp_path, timed_frames, monkeypatch):
+    """Two frames timed here at 20 s each: 4 left, 80 s of work: the rest goes to a local
+    cluster (the module's), and the frames are those of a serial run."""
+    import contextlib
+
+    from raytrace.animation import farm
+    started = []
+
+    @contextlib.contextmanager
+    def client_for(given, scheduler, workers, threads):
+        started.append((given, scheduler, workers, threads))
+        yield client
+    monkeypatch.setattr(farm, "_client_for", client_for)
+    timed_frames.seconds = 20.0
+    lines = []
+    summary = animate(tiny_scene(), tmp_path / "auto", notice=lines.append, format="pfm", frames="0:6")
+    assert summary.rendered == [0, 1, 2, 3, 4, 5] and timed_frames.here == [0, 1]
+    assert started == [(None, None, 2, 1)]
+    assert lines[-1] == "starting a local Dask cluster with 2 workers for the other 4 frames (about 80 s of work here)..."
+    serial = tmp_path / "serial"
+    animate(tiny_scene(), serial, workers=1, format="pfm", frames="0:6")
+    a, b = pfm_frames(serial), pfm_frames(tmp_path / "auto")
+    assert list(a) == list(b) and all(np.array_equal(a[n], b[n]) for n in a)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_videos_get_the_mode_of_every_other_output(tmp_path, umask):
+    import stat
+    old = os.umask(umask)
+    try:
+        summary = animate(tiny_scene(), tmp_path / "f", workers=1, frames="0:2", gif=tmp_path / "v.gif",
+                          mp4=tmp_path / "v.mp4")
+    finally:
+        os.umask(old)
+    mode = stat.S_IMODE(os.stat(summary.paths[0]).st_mode)
+    assert mode == 0o666 & ~umask
+    assert stat.S_IMODE(os.stat(tmp_path / "v.gif").st_mode) == mode
+    assert stat.S_IMODE(os.stat(tmp_path / "v.mp4").st_mode) == mode

@@ -3,8 +3,8 @@
 The commands are the README's indented code lines that start with ``raytrace`` or
 ``python -m``. Each input they name must be in the repository (or be written by an
 earlier command), each output must go to ``out/`` (ignored by git; never ``renders/``,
-which only ``make render`` / ``make renders`` write), and the commands run: here with
-``out/`` redirected to a temporary folder.
+which only ``make render`` / ``make renders`` write; no two commands write the same
+file), and the commands run: here with ``out/`` redirected to a temporary folder.
 """
 import pathlib
 import re
@@ -16,7 +16,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
-OUTPUT_OPTIONS = {"-o", "--output", "--normals"}
+OUTPUT_OPTIONS = {"-o", "--output", "--normals", "--gif", "--report"}
 INPUT_SUFFIXES = {".json", ".txt", ".spline", ".swp", ".obj", ".skel", ".attach", ".png"}
 
 
@@ -31,8 +31,8 @@ def readme_commands():
 
 
 def split_paths(tokens):
-    """(inputs, outputs): path-like arguments, outputs being the values of -o, --normals
-    and the FILE of --depth FILE MIN MAX."""
+    """(inputs, outputs): path-like arguments, outputs being the values of -o, --normals,
+    --gif, --report and the FILE of --depth FILE MIN MAX."""
     inputs, outputs = [], []
     i = 0
     while i < len(tokens):
@@ -69,6 +69,13 @@ def test_readme_commands_use_repository_files_and_write_to_out():
             assert path.startswith("out/"), f"{text}: writes {path} outside out/"
         written.update(outputs)
     assert "out/" in (REPO / ".gitignore").read_text().split()
+
+
+def test_readme_commands_write_distinct_files():
+    # one file per example, so that running them in order leaves each one's output
+    outputs = [path for tokens, _ in COMMANDS for path in split_paths(tokens)[1]]
+    assert len(outputs) > 10
+    assert sorted({p for p in outputs if outputs.count(p) > 1}) == []
 
 
 def test_readme_python_example_names_existing_files():

@@ -89,7 +89,7 @@ def regress(capsys, *argv):
 def test_update_creates_references_then_everything_passes(folders, capsys, tmp_path):
     scenes, refs = folders
     status, out, _ = regress(capsys, scenes, refs, "--update")
-    assert status == 0 and out.count("UPDATED") == 3
+    assert status == 0 and len(re.findall(r"^UPDATED ", out, re.M)) == 3
     for name in COLORS:
         side = json.loads((refs / f"{name}.ref.json").read_text())
         assert (refs / f"{name}.png").is_file()
@@ -137,7 +137,7 @@ def test_a_wrong_reference_fails_is_named_and_listed_first(folders, capsys, tmp_
     before = {n: (refs / f"{n}.png").read_bytes() for n in ("alpha", "gamma")}
     status, out, _ = regress(capsys, scenes, refs, "--update")
     assert status == 0 and re.search(r"^UPDATED +beta: reference rewritten \(was failed", out, re.M)
-    assert out.count("UPDATED") == 1
+    assert len(re.findall(r"^UPDATED ", out, re.M)) == 1
     assert all((refs / f"{n}.png").read_bytes() == b for n, b in before.items())
     assert regress(capsys, scenes, refs)[0] == 0
 
@@ -299,3 +299,39 @@ def test_path_traced_reference_judged_by_the_ztest(tmp_path, capsys):
     (scenes / "glass.json").write_text(json.dumps(dict(with_ior(1.33), image=small)))
     status, out, _ = regress(capsys, scenes, refs)
     assert status == 1 and re.search(r"^FAILED +glass: FAIL: z-test rejects", out, re.M), out
+
+
+def test_summaries_after_update_say_what_happened(folders, capsys, tmp_path):
+    """Rewritten references are no passes: the verdict, the report's heading and the
+    counts line agree (no "all 3 passed" above "0 passed, 3 updated")."""
+    scenes, refs = folders
+    report = tmp_path / "report"
+    status, out, _ = regress(capsys, scenes, refs, "--update", "--report", report)
+    assert status == 0
+    assert out.strip().splitlines()[-1] == "regress: UPDATED: 3 scenes, 0 passed, 3 updated (alpha, beta, gamma)"
+    page = (report / "index.html").read_text()
+    assert "<h1>raytrace regress: 3 references updated</h1>" in page
+    assert "<title>raytrace regress: 3 references updated</title>" in page and "all 3 passed" not in page
+    # one wrong reference, fixed by --update: one updated, the others passed
+    raytrace.save_image(refs / "beta.png", raytrace.render(raytrace.load_scene(_scene(COLORS["beta"], 0.4))))
+    status, out, _ = regress(capsys, scenes, refs, "--update", "--report", report)
+    assert status == 0 and out.strip().splitlines()[-1] == "regress: UPDATED: 3 scenes, 2 passed, 1 updated (beta)"
+    assert "<h1>raytrace regress: 2 passed, 1 reference updated</h1>" in (report / "index.html").read_text()
+    status, out, _ = regress(capsys, scenes, refs, "--report", report)
+    assert status == 0 and out.strip().splitlines()[-1] == "regress: PASS: 3 scenes, 3 passed"
+    assert "<h1>raytrace regress: all 3 passed</h1>" in (report / "index.html").read_text()
+
+
+def test_headline_counts_each_outcome():
+    from raytrace.grade.regress import Case, headline, verdict
+
+    def cases(*statuses):
+        return [Case(name=f"s{k}", scene=pathlib.Path(f"s{k}.json"), status=s) for k, s in enumerate(statuses)]
+    assert headline(cases("passed", "updated", "failed")) == "1 passed, 1 updated, 1 failed"
+    assert verdict(cases("passed", "updated", "failed")) == "FAIL"
+    assert headline(cases("updated", "updated")) == "2 references updated"
+    assert verdict(cases("updated", "updated")) == "UPDATED"
+    assert headline(cases("updated")) == "1 reference updated"
+    assert headline(cases("passed", "passed")) == "all 2 passed" and verdict(cases("passed")) == "PASS"
+    assert headline(cases("missing", "error", "error")) == "1 missing, 2 errors"
+    assert headline(cases("error")) == "1 error" and verdict(cases("error")) == "FAIL"

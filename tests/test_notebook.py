@@ -59,3 +59,44 @@ def test_example_notebook_runs(monkeypatch):
     pngs = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(pngs) >= 5                               # the render, three AOVs, the denoised pair
     assert "'albedo'" in nb.cells[-1].outputs[0]["data"]["text/plain"]
+
+
+def test_show_without_a_display_writes_the_png_and_says_where(monkeypatch, capsys):
+    """No notebook, no $DISPLAY (matplotlib's backend 'agg'): ``show`` must not do
+    nothing silently: it writes the preview PNG to a temporary file and prints its path."""
+    import matplotlib
+
+    import raytrace
+    from raytrace.image import preview_png
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
+    depth = np.array([[1.0, 3.0, 2.0], [np.inf, 2.0, 1.5]])
+    path = raytrace.show(depth, title="depth", max_size=64)
+    try:
+        err = capsys.readouterr().err
+        assert path is not None and pathlib.Path(path).read_bytes() == preview_png(displayable(depth), 64)
+        assert err == (f"raytrace.show: no window can open here (no $DISPLAY, matplotlib's backend is 'agg'); "
+                       f"wrote 'depth' to {path} (to save an image yourself: "
+                       "raytrace.save_image('out.png', image))\n")
+        assert iio.imread(path).shape == (2, 3, 3)
+    finally:
+        os.unlink(path)
+
+
+def test_show_in_a_terminal_ipython_does_not_print_an_object_repr(monkeypatch, capsys):
+    """A terminal IPython shell has no kernel: its ``display`` would only print
+    ``<IPython.core.display.Image object>``; ``show`` goes the matplotlib way instead."""
+    IPython = pytest.importorskip("IPython")
+    import matplotlib
+
+    import raytrace
+    monkeypatch.setattr(IPython, "get_ipython", lambda: object())      # a shell without a kernel
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "svg")
+    path = raytrace.show(np.zeros((2, 2, 3)))
+    try:
+        out, err = capsys.readouterr()
+        assert out == "" and "<IPython" not in err
+        assert err.startswith("raytrace.show: no window can open here (") and path in err
+    finally:
+        os.unlink(path)

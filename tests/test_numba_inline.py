@@ -16,7 +16,7 @@ import pytest
 TREE = textwrap.dedent("""
     import json, sys, warnings
     warnings.simplefilter("error", RuntimeWarning) if MODE == "strict" else None
-    import raytrace                                   # installs the fast inliner
+    import raytrace.shapes                            # a kernel module: installs the fast inliner
     from raytrace import _numba_inline as ni
     from numba import njit
 

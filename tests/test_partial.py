@@ -77,24 +77,39 @@ def test_a_failing_partial_write_warns_once_and_the_render_goes_on(tmp_path, mon
     assert out.exists()
 
 
+def _spp_written(path):
+    """The passes in the partial image at ``path`` (None while there is none yet; once
+    there, it is only ever replaced whole)."""
+    return raytrace.read_exr(path)[1]["spp"] if path.exists() else None
+
+
 def test_killed_render_leaves_a_complete_partial_image(tmp_path):
-    """SIGKILL at a random moment: the file on disk is a whole image of some passes."""
+    """SIGKILL at a random moment: the file on disk is a whole image of some passes.
+
+    The kill comes once the file has been replaced at least twice after it first
+    appeared (the passes it holds went up twice), however long the process took to
+    start, compile and render them; each version read on the way must be a whole image
+    too. The deadline only keeps a broken render from hanging the test."""
     out = tmp_path / "k.exr"
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-m", "raytrace", "render", str(CORNELL), "-o", str(out),
                              "--size", "64", "64", "--spp", "60000", "--write-partial", "0", "-q"],
                             env=env, stderr=subprocess.PIPE)
+    seen = []                                        # the distinct spp counts read, in order
     try:
-        deadline = time.monotonic() + 120
-        while not out.exists() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        time.sleep(0.3)                              # let it replace the file a few times
+        deadline = time.monotonic() + 900            # a cold compile on a busy machine: minutes
+        while len(seen) < 3 and time.monotonic() < deadline and proc.poll() is None:
+            spp = _spp_written(out)
+            if spp is not None and (not seen or spp != seen[-1]):
+                seen.append(spp)
+            time.sleep(0.02)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    assert out.exists(), proc.stderr.read().decode()
+    assert len(seen) == 3, (seen, proc.returncode, proc.stderr.read().decode())
+    assert seen == sorted(seen)                      # each replacement holds more passes
     layers, meta = raytrace.read_exr(out)
-    assert 1 <= meta["spp"] < 60000 and meta["spp_requested"] == 60000
+    assert seen[-1] <= meta["spp"] < 60000 and meta["spp_requested"] == 60000
     assert layers["color"].shape == (64, 64, 3) and np.isfinite(layers["color"]).all()
     leftovers = [p.name for p in tmp_path.iterdir() if p != out]
     assert all(name.startswith(".k.exr.") and name.endswith(".tmp") for name in leftovers)   # at most a temporary

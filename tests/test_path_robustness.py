@@ -3,6 +3,7 @@ with interruption (callback and Ctrl-C), and its command line."""
 import copy
 import json
 import os
+import re
 import signal
 import threading
 
@@ -15,6 +16,7 @@ import raytrace
 from raytrace import cli
 from raytrace.errors import SceneError
 from raytrace.image import read_pfm
+from raytrace.kernels import path as pk
 from raytrace.kernels.path import mean_and_variance, new_buffers
 from raytrace.renderer import RenderInterrupted, render_path_pass, resolve_settings
 
@@ -181,19 +183,37 @@ def write_scene(tmp_path, spp, size=8):
     return path
 
 
-def test_ctrl_c_writes_the_image_so_far(tmp_path, capsys):
+def test_ctrl_c_writes_the_image_so_far(tmp_path, capsys, monkeypatch):
+    """SIGINT while the render runs: status 130 and the image of the passes done. The
+    signal is sent from another thread as soon as the first pass is done, so it arrives
+    at whatever point the render has reached then (mid-pass or between passes), never
+    before the render started, however slowly the machine runs."""
     path = write_scene(tmp_path, spp=65536, size=32)       # minutes of work: it must be cut short
     out = tmp_path / "out.pfm"
-    raytrace.render(raytrace.load_scene(path), spp=2)               # compile before the clock starts
-    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
+    first_pass, finished = threading.Event(), threading.Event()
+    render_pass = pk.render_pass
+
+    def counted_pass(*args, **kwargs):
+        render_pass(*args, **kwargs)
+        first_pass.set()
+    monkeypatch.setattr(pk, "render_pass", counted_pass)
+
+    def ctrl_c():
+        first_pass.wait()
+        if not finished.is_set():
+            os.kill(os.getpid(), signal.SIGINT)
+    sender = threading.Thread(target=ctrl_c, daemon=True)
+    sender.start()
     try:
         status = cli.main(["render", str(path), "-o", str(out), "--quiet"])
     finally:
-        timer.cancel()
+        finished.set()
+        first_pass.set()                                   # releases the sender if no pass ran
+        sender.join()
     err = capsys.readouterr().err
     assert status == 130
-    assert "interrupted after" in err and "wrote" in err
+    match = re.search(r"interrupted after (\d+) of 65536 samples per pixel; wrote", err)
+    assert match and 1 <= int(match.group(1)) < 65536, err
     img = read_pfm(out)
     assert img.shape == (32, 32, 3) and np.isfinite(img).all() and img.max() > 0
     assert not list(tmp_path.glob(".out.pfm.*")), "no temporary file may be left behind"

@@ -19,6 +19,8 @@ import pytest
 
 from userio import numba_cache, prebuilt
 
+import raytrace._numba_setup  # noqa: E402,F401  (what every kernel module does first: the CPU level)
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 BUNDLED = [name for name in ("raytrace", "curves", "skinning", "particles")
            if (REPO / name / "prebuilt" / prebuilt.MANIFEST).exists()]
@@ -220,7 +222,7 @@ def test_fresh_checkout_renders_without_compiling_and_like_a_compiled_render(tmp
 PORTABLE = """
 import json, numba
 {before}
-import raytrace
+import raytrace.shapes      # a kernel module: sets Numba up before its kernels are made
 print(json.dumps([numba.config.CPU_NAME, numba.config.CPU_FEATURES]))
 """
 

@@ -34,6 +34,15 @@ def with_threads(n, fn):
         numba.set_num_threads(before)
 
 
+DEADLINE = 120          # seconds a thread waits for the other before the test fails
+
+
+def _wait(event, what):
+    """Wait for ``event``; a test that would hang fails after DEADLINE seconds instead."""
+    if not event.wait(DEADLINE):
+        raise AssertionError(f"waited {DEADLINE} s for {what}")
+
+
 def _needs_two_threads():
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs two Numba threads")
@@ -66,7 +75,8 @@ def count_rows_slowly(rows, queue, visits, order, owner, tag, spin):
 
 def test_two_threads_take_each_row_exactly_once():
     """Many rows, two threads drawing from one queue: no row lost or taken twice (the
-    counter is atomic), and both threads took rows."""
+    counter is atomic), and both threads took rows. The threads start drawing together
+    (a barrier), so that neither has taken every row before the other is running."""
     _needs_two_threads()
     n = 400_000
     rows = np.arange(n)
@@ -74,19 +84,22 @@ def test_two_threads_take_each_row_exactly_once():
     order, owner = np.zeros(n, np.int64), np.zeros(n, np.int64)
     count_rows_slowly(rows[:1], np.zeros(1, np.int64), visits, order, owner, 0, 1)   # compile first
     visits[:] = 0
+    both_running = threading.Barrier(2, timeout=DEADLINE)
 
     def kernel(rows, queue, visits, order, owner):
         tag = 1 if threading.current_thread() is threading.main_thread() else 2
-        count_rows_slowly(rows, queue, visits, order, owner, tag, 200)   # about 0.1 s in all
+        both_running.wait()
+        count_rows_slowly(rows, queue, visits, order, owner, tag, 1000)   # about 0.5 s of CPU
 
     with_threads(2, lambda: run_rows(kernel, rows, visits, order, owner))
     assert np.all(visits == 1)
     assert set(np.unique(owner)) == {1, 2}
 
 
-def _python_kernel(slow_thread_name, out, taken):
-    """A row kernel in Python (one lock-guarded counter) whose thread ``slow_thread_name``
-    takes 20 ms per row, the others 1 ms."""
+def _python_kernel(out, taken, before_row=lambda me, k: None, on_empty=lambda me: None):
+    """A row kernel in Python (one lock-guarded counter): each row taken is counted in
+    ``out`` and its thread's name appended to ``taken``. ``before_row(me, k)`` runs
+    before row ``k`` is written, ``on_empty(me)`` when the thread finds the queue empty."""
     lock = threading.Lock()
 
     def kernel(rows, queue, out):
@@ -96,25 +109,39 @@ def _python_kernel(slow_thread_name, out, taken):
                 k = int(queue[0])
                 queue[0] = k + 1
             if k >= rows.shape[0]:
+                on_empty(me)
                 return
-            time.sleep(0.02 if me.startswith(slow_thread_name) else 0.001)
+            before_row(me, k)
             out[rows[k]] += 1
             taken.append(me)
     return kernel
 
 
 def test_a_slow_thread_takes_fewer_rows():
-    """The runner hands rows to whichever thread asks: the thread slowed down 20-fold
-    takes a few rows, the other the rest (a fixed half each would take 20 x 0.02 s)."""
+    """The runner hands rows to whichever thread asks: a thread held up on its first row
+    (until the other has found the queue empty) takes that row only, the other all 39
+    others (a fixed half each would give each 20). Ordered by events, not by timing, so
+    the split is the same however busy the machine is."""
     _needs_two_threads()
     out, taken = np.zeros(40), []
-    kernel = _python_kernel("raytrace-rows", out, taken)
-    t0 = time.perf_counter()
+    slow_started, rest_taken = threading.Event(), threading.Event()
+
+    def before_row(me, k):
+        if me.startswith("raytrace-rows"):       # the pool's thread: held up on its row
+            slow_started.set()
+            _wait(rest_taken, "the calling thread to empty the queue")
+        else:                                    # the calling thread: once the pool's holds one
+            _wait(slow_started, "the pool thread's first row")
+
+    def on_empty(me):
+        if not me.startswith("raytrace-rows"):
+            rest_taken.set()
+
+    kernel = _python_kernel(out, taken, before_row, on_empty)
     with_threads(2, lambda: run_rows(kernel, np.arange(40), out))
     assert np.all(out == 1)
     slow = sum(name.startswith("raytrace-rows") for name in taken)
-    assert 1 <= slow <= 8, slow
-    assert time.perf_counter() - t0 < 0.3
+    assert slow == 1 and len(taken) == 40, taken
 
 
 def test_thread_count_follows_numba_and_the_rows():
@@ -126,13 +153,17 @@ def test_thread_count_follows_numba_and_the_rows():
 
 
 def test_a_workers_error_is_raised_after_all_threads_finish():
+    """The pool thread fails first (the calling thread's kernel goes on only once the
+    other has hit its error): run_rows raises that error, after the calling thread's
+    kernel has finished."""
     _needs_two_threads()
-    finished = []
+    finished, failing = [], threading.Event()
 
     def kernel(rows, queue, out):
         if threading.current_thread() is not threading.main_thread():
+            failing.set()
             raise ValueError("row kernel failed")
-        time.sleep(0.2)
+        _wait(failing, "the pool thread's error")
         finished.append("main")
 
     with pytest.raises(ValueError, match="row kernel failed"):
@@ -141,21 +172,27 @@ def test_a_workers_error_is_raised_after_all_threads_finish():
 
 
 def test_ctrl_c_waits_for_the_other_threads_then_raises():
-    """KeyboardInterrupt in the calling thread: the other thread takes and finishes every
-    row before run_rows raises (a pass is never left half written)."""
+    """KeyboardInterrupt in the calling thread: the other thread, which starts on the
+    rows only once the interrupt is raised, takes and finishes every row before run_rows
+    raises (a pass is never left half written). The pause before its first row does not
+    decide the outcome here; it makes a run_rows that raised at once, without waiting,
+    return while the rows are still unwritten."""
     _needs_two_threads()
     out, taken = np.zeros(6), []
-    worker = _python_kernel("none", out, taken)
+    worker = _python_kernel(out, taken)
+    interrupted = threading.Event()
 
     def kernel(rows, queue, out):
         if threading.current_thread() is threading.main_thread():
+            interrupted.set()
             raise KeyboardInterrupt
-        time.sleep(0.1)
+        _wait(interrupted, "the calling thread's KeyboardInterrupt")
+        time.sleep(0.2)
         worker(rows, queue, out)
 
     with pytest.raises(KeyboardInterrupt):
         with_threads(2, lambda: run_rows(kernel, np.arange(6), out))
-    assert np.array_equal(out, np.ones(6))
+    assert np.array_equal(out, np.ones(6)) and len(taken) == 6
 
 
 def _resident_bytes():

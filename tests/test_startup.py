@@ -25,6 +25,14 @@ LIGHT = [
     ("raytrace", ["render", "scene.json"], 2), ("raytrace", ["render", "s.json", "-o", "o.png", "--spp", "x"], 2),
     ("raytrace", ["render", "s.json", "-o", "o.png", "--filter", "bogus"], 2),
     ("raytrace", ["animate", "s.json"], 2), ("raytrace", ["compare", "a.png"], 2),
+    # option values checked by the command before it imports the renderer
+    ("raytrace", ["render", "s.json", "-o", "o.png", "--spp", "-5"], 2),
+    ("raytrace", ["render", "s.json", "-o", "o.png", "--size", "0", "10"], 2),
+    ("raytrace", ["render", "s.json", "-o", "o.txt"], 2),
+    ("raytrace", ["render", "s.json", "-o", "o.png", "--aov", "bogus"], 2),
+    ("raytrace", ["render", "s.json", "-o", "o.png", "--depth", "d.png", "5", "1"], 2),
+    ("raytrace", ["animate", "s.json", "-o", "frames", "--spp", "0"], 2),
+    ("raytrace", ["animate", "s.json", "-o", "frames", "--workers", "0"], 2),
     ("curves", ["--help"], 0), ("curves", ["plot", "--help"], 0), ("curves", ["obj", "--help"], 0),
     ("curves", ["info", "--help"], 0), ("curves", ["plot"], 2),
     ("skinning", ["--help"], 0), ("skinning", ["info", "--help"], 0), ("skinning", ["export", "--help"], 0),
@@ -102,3 +110,38 @@ def test_ctrl_c_while_numba_is_imported_exits_130_with_one_line(command, tmp_pat
     assert status == 130, lines
     assert lines == [f"{command}: interrupted; nothing written"], lines
     assert list(out.iterdir()) == []
+
+
+def _help_text(module, argv, capsys):
+    import importlib
+    with pytest.raises(SystemExit):
+        importlib.import_module(module).main([*argv, "--help"])
+    return " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("command,argv", [("raytrace", ["render"]), ("raytrace", ["animate"]),
+                                          ("raytrace", ["merge"]), ("raytrace", ["regress"]),
+                                          ("particles", ["simulate"]), ("skinning", ["preview"]),
+                                          ("curves", ["plot"])])
+def test_switches_show_no_default(command, argv, capsys):
+    """A switch (--no-shadows, --quiet) has no value to default: "(default: True)" after
+    "no shadow rays" told the opposite of what the switch does."""
+    text = _help_text(CLIS[command], argv, capsys)
+    assert "(default: True)" not in text and "(default: False)" not in text
+
+
+@pytest.mark.parametrize("argv", [["render"], ["animate"]])
+def test_scene_argument_names_every_format_read(argv, capsys):
+    from raytrace.scene import load
+    text = _help_text("raytrace.cli", argv, capsys)
+    assert "scene file (.json, a course .txt, or a glTF .gltf/.glb)" in text
+    source = __import__("inspect").getsource(load.read_scene)       # the reader takes each of them
+    assert '".txt"' in source and '(".gltf", ".glb")' in source
+
+
+def test_the_switch_check_sees_a_default_on_a_switch(capsys):
+    """Negative control: argparse's own formatter prints the default of a switch."""
+    import argparse
+    p = argparse.ArgumentParser(formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--no-shadows", dest="shadows", action="store_false", help="no shadow rays")
+    assert "(default: True)" in " ".join(p.format_help().split())

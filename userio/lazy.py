@@ -7,7 +7,8 @@ argument errors never pay for Numba or the kernels.
     })
 
 The first ``package.render`` imports ``package.renderer`` and keeps the value in the
-package's namespace, so later look-ups are plain attribute reads.
+package's namespace, so later look-ups are plain attribute reads. Submodules not named in
+the table load on first use too (``raytrace.scene`` after ``import raytrace``).
 
 A public name may equal its module's name (``particles.simulate`` is the function
 ``simulate`` of the module ``particles.simulate``): importing that submodule makes
@@ -29,6 +30,9 @@ def lazy_package(package, table):
     class LazyPackage(types.ModuleType):
         def __getattr__(self, name):
             if name not in table:
+                # a submodule not imported yet (``raytrace.scene``), as an eager package had it
+                if not name.startswith("__") and importlib.util.find_spec(f"{package}.{name}") is not None:
+                    return importlib.import_module(f"{package}.{name}")
                 raise AttributeError(f"module {package!r} has no attribute {name!r}")
             module_name, attribute = table[name]
             value = importlib.import_module(module_name, package)   # may bind via __setattr__

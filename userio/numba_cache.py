@@ -148,13 +148,17 @@ def open_folder(package_dir, name, digest, tag=""):
     from . import prebuilt
 
     key = (str(package_dir), name, digest, tag)
-    if key not in _OPENED:
+    first = key not in _OPENED
+    if first:
         use_portable_cpu()
         _OPENED[key] = make_folder(name, digest, tag)
-        prebuilt.seed(_OPENED[key], package_dir)
     folder = _OPENED[key]
     if folder is not None:
         numba.config.CACHE_DIR = str(folder)
+    if first:
+        # after CACHE_DIR is set: reading the bundle's index files unpickles references that
+        # import the package's kernel modules, whose kernels must land in this folder
+        prebuilt.seed(folder, package_dir)
     return folder
 
 

@@ -25,12 +25,13 @@ def add_parser(sub):
         "animate", help=HELP,
         description="Render the frames of an animated scene (a still is one frame) as "
                     "OUT_DIR/frame_0000.png, ... Frames that exist are skipped (--force renders "
-                    "them again), so an interrupted run continues where it stopped. By default a "
-                    "local Dask cluster with one process per core renders them; --workers 1 "
-                    "renders here without Dask; --scheduler uses an existing cluster.",
+                    "them again), so an interrupted run continues where it stopped. By default they "
+                    "render here, and a local Dask cluster of one process per core starts only when "
+                    "the first frames show that the rest would take over a minute (its start-up "
+                    "costs seconds); --workers chooses; --scheduler uses an existing cluster.",
         epilog="Exit status 1 when some frames failed: each is listed with its error, the "
                "others are written. Ctrl-C keeps the frames written so far (status 130).")
-    a.add_argument("scene", help="scene file (.json)")
+    a.add_argument("scene", help="scene file (.json, a course .txt, or a glTF .gltf/.glb)")
     a.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="folder for the frames")
     a.add_argument("--frames", metavar="A:B[:STEP]",
                    help="frames to render: Python slice over 0 .. N-1 (B exclusive), or one frame A "
@@ -45,8 +46,9 @@ def add_parser(sub):
                         "within -1 .. 1 (replaces the scene's animation.shutter; 0 0: no blur)")
     a.add_argument("--force", action="store_true", help="render frames whose files exist")
     a.add_argument("--workers", type=int,
-                   help="local Dask workers (processes; default: one per core); 1 renders in this "
-                        "process without Dask")
+                   help="local Dask workers (processes); 1 renders in this process without Dask "
+                        "(default: here, or one worker per core when the frames timed here show over "
+                        "a minute of work left)")
     a.add_argument("--threads-per-worker", type=int, metavar="T",
                    help="Numba threads in each worker (default 1; here: all cores)")
     a.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="use this running Dask cluster")
@@ -88,12 +90,9 @@ def _check(args):
 
 def run(args):
     """Body of ``raytrace animate``; returns the exit status."""
-    from .. import renderer as rmod
-    from .. import warmup
     from ..cli import PROG, _option_errors
     from ..scene.animation import check_shutter
-    from .farm import animate
-    from .scene_at import AnimatedScene
+    from ..settings import check_overrides
 
     overrides = {"spp": args.spp, "bounces": args.bounces, "shadows": args.shadows, "seed": args.seed,
                  "filter": args.filter, "integrator": args.integrator, "max_depth": args.max_depth,
@@ -101,9 +100,13 @@ def run(args):
     if args.size:
         overrides["width"], overrides["height"] = args.size
     with _option_errors():
-        rmod.check_overrides(overrides)
+        check_overrides(overrides)
     _check(args)
     shutter = check_shutter(args.shutter, "--shutter") if args.shutter is not None else None
+    # the options are fine: now the renderer and its kernels (Numba)
+    from .. import warmup
+    from .farm import animate
+    from .scene_at import AnimatedScene
     anim = AnimatedScene.load(args.scene, fps=args.fps)
     if not args.quiet:
         anim.prepare(notice=lambda where, steps: print(
@@ -122,7 +125,8 @@ def run(args):
                               threads_per_worker=args.threads_per_worker, frames=args.frames,
                               tiles=args.tiles, chunk=args.chunk, force=args.force, format=args.format,
                               encoding=args.encoding, gif=args.gif, mp4=args.mp4, shutter=shutter,
-                              progress=show,
+                              progress=show, notice=None if args.quiet else lambda line: print(
+                                  f"{PROG}: {line}", file=sys.stderr, flush=True),
                               callback=lambda k, path: written.append(k), **overrides)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; {len(written)} frames written to {args.output} (the same command "

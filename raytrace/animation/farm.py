@@ -4,10 +4,16 @@
 folder of numbered images, plus a GIF and an MP4 on request:
 
 - ``workers=1`` (and no client or scheduler): one frame after another in this process;
-- otherwise on Dask (``dask.distributed``): a local cluster of ``workers`` process
+- ``workers=N`` (N > 1) on Dask (``dask.distributed``): a local cluster of N process
   workers (started with ``spawn``, one task at a time each, Numba limited to
   ``threads_per_worker`` threads so that the workers do not oversubscribe the cores),
-  or an existing cluster (``client``, or ``scheduler="tcp://host:port"``).
+  or an existing cluster (``client``, or ``scheduler="tcp://host:port"``);
+- by default (no ``workers``, client or scheduler) whatever is faster for the job
+  (:func:`local_plan`): a local cluster takes seconds to start (spawned processes
+  importing the package and loading the kernels) and renders no faster than this process
+  does with all its threads until there is a lot of work, so the frames are rendered here,
+  timing the first one or two, and a cluster of one worker per core starts for the rest
+  only when they would take more than :data:`CLUSTER_MIN_SECONDS` here.
 
 On Dask the scene (an :class:`~raytrace.animation.scene_at.AnimatedScene`: the scene dict
 and the cloth simulations, made once on the client) is sent to every worker once
@@ -49,6 +55,15 @@ from .scene_at import AnimatedScene
 from .threads import limit_threads
 
 ALLOWED_FAILURES = 3            # worker deaths a task survives on a local cluster
+# By default a local cluster starts only for more work than this (seconds of rendering in
+# this process, projected from the frames timed here). Measured on the development
+# machine (2 cores shared with other work, warm kernel cache): a local cluster of 2
+# workers took 15 to 20 s more than rendering here before its first frame, and then
+# rendered no faster (scenes/animation/orbit.json, 12 and 48 frames at 320 x 240: 26.3 s
+# and 44.2 s, here 7.9 s and 16.4 s). A cluster can still win with more cores, or for
+# frames whose scene building does not parallelise inside a frame (docs/render-farm.md,
+# Costs); below a minute of work its start-up is not won back.
+CLUSTER_MIN_SECONDS = 60.0
 MAX_CHUNK = 4                   # frames per task at most (default chunking)
 _RENDER_LOCK = threading.Lock()  # one render at a time per process (Numba parallelises inside)
 
@@ -305,6 +320,55 @@ def _warm_kernels(anim, first, integrator, tiled):
         tiles_mod.render_band(tiny, 0, 1, width=1, height=1, spp=1)
 
 
+def local_plan(frames_left, frame_seconds, frames_timed, cores, min_seconds=None):
+    """The default's choice after timing ``frames_timed`` frames here, the last in
+    ``frame_seconds`` (compiling excluded), with ``frames_left`` still to render on a
+    machine of ``cores`` cores -> ``"here"`` (render the rest in this process),
+    ``"cluster"`` (start a local cluster for the rest) or ``"time"`` (render one more frame
+    here first: the first one pays one-off costs, loading the kernels and the scene's
+    assets, and would over-estimate the rest).
+
+    A cluster only when the rest would take more than ``min_seconds`` (default
+    :data:`CLUSTER_MIN_SECONDS`) here, on two cores or more, for two frames or more."""
+    if min_seconds is None:
+        min_seconds = CLUSTER_MIN_SECONDS
+    if frames_left < 2 or cores < 2 or frames_left * frame_seconds <= min_seconds:
+        return "here"
+    return "cluster" if frames_timed >= 2 else "time"
+
+
+def _frames(n):
+    return f"{n} frame{'s' if n != 1 else ''}"
+
+
+def _render_here_first(anim, todo, settings, options, tiles, writer, notice, cores, workers):
+    """The default run: render frames here, timing them, until :func:`local_plan` decides
+    -> the frames left for a local cluster (empty: all were rendered here)."""
+    from .. import warmup
+    if notice is not None:
+        notice(f"rendering {_frames(len(todo))} here" + (
+            "" if len(todo) < 2 or cores < 2 else
+            f" (a local Dask cluster of {workers} workers starts only if the rest would take "
+            f"over {CLUSTER_MIN_SECONDS:.0f} s)"))
+    limit_threads(options["threads"])
+    left = list(todo)
+    decision, timed, spent = "time", 0, 0.0
+    with warmup.notice_on_compile(notice is not None) as compiling:    # frames here may compile
+        while left and decision == "time":
+            t0, c0 = time.perf_counter(), compiling.seconds
+            _run_serial(anim, left[:1], settings, options, tiles, writer)
+            spent = max(0.0, time.perf_counter() - t0 - (compiling.seconds - c0))
+            left, timed = left[1:], timed + 1
+            decision = local_plan(len(left), spent, timed, cores)
+        if left and decision == "here":
+            _run_serial(anim, left, settings, options, tiles, writer)
+            left = []
+    if left and notice is not None:
+        notice(f"starting a local Dask cluster with {workers} workers for the other "
+               f"{_frames(len(left))} (about {len(left) * spent:.0f} s of work here)...")
+    return left
+
+
 def _check_options(anim, settings, suffix, tiles, gif, mp4):
     if suffix not in FRAME_FORMATS:
         names = ", ".join(f[1:] for f in FRAME_FORMATS)
@@ -331,7 +395,7 @@ def _video_fps(anim, selection):
 def animate(scene, out_dir, client=None, *, scheduler=None, workers=None, threads_per_worker=None,
             frames=None, tiles=1, chunk=None, force=False, format="png", encoding="srgb",
             gif=None, mp4=None, fps=None, shutter=None, progress=False, callback=None,
-            base_dir=None, cache_dir=None, retries=1, **overrides):
+            notice=None, base_dir=None, cache_dir=None, retries=1, **overrides):
     """Render the frames of ``scene`` (a path, a dict, a loaded Scene or an AnimatedScene)
     into ``out_dir`` as ``frame_0000.png``, ... -> :class:`~raytrace.animation.frames.Summary`.
 
@@ -344,10 +408,14 @@ def animate(scene, out_dir, client=None, *, scheduler=None, workers=None, thread
     ``gif``, ``mp4``: video files made from the frames of the selection when none failed.
     Execution:
     ``client`` (a ``dask.distributed.Client``), else ``scheduler`` (an address), else
-    ``workers`` (default: the machine's cores; 1 renders here without Dask);
+    ``workers`` (1 renders here without Dask, N > 1 on a local cluster of N workers;
+    default: here, or a local cluster of one worker per core when the frames timed here
+    show that the rest is long, see :func:`local_plan`);
     ``threads_per_worker``: Numba threads per worker (default 1 on a cluster, all cores
     here). ``callback(frame, path)`` after each frame is written (raising
-    KeyboardInterrupt there stops the run); ``progress`` shows a bar on stderr.
+    KeyboardInterrupt there stops the run); ``progress`` shows a bar on stderr;
+    ``notice(line)`` is told where the frames render (here, or which cluster) before the
+    wait (the command line prints it on stderr).
     Render ``overrides`` as for :func:`raytrace.render` (``width``, ``spp``, ``seed``...).
     Frames that fail are listed in the summary (``summary.failed``); bad input raises
     :class:`~raytrace.SceneError` before anything is rendered."""
@@ -379,16 +447,29 @@ def animate(scene, out_dir, client=None, *, scheduler=None, workers=None, thread
     try:
         if todo:
             anim.prepare()
-            serial = client is None and scheduler is None and (workers or os.cpu_count() or 1) <= 1
-            if serial:
+            cores = os.cpu_count() or 1
+            local = client is None and scheduler is None
+            if local and workers is None:
+                todo = _render_here_first(anim, todo, settings, options, tiles, writer, notice, cores, cores)
+                workers = cores
+            elif local and workers <= 1:
+                from .. import warmup
+                if notice is not None:
+                    notice(f"rendering {_frames(len(todo))} here")
                 limit_threads(threads_per_worker)
-                _run_serial(anim, todo, settings, options, tiles, writer)
-            else:
-                if options["threads"] is None:
-                    options["threads"] = 1
-                if client is None and scheduler is None:
-                    _warm_kernels(anim, todo[0], settings["integrator"], tiles > 1)
-                with _client_for(client, scheduler, workers or os.cpu_count(), options["threads"]) as c:
+                with warmup.notice_on_compile(notice is not None):     # frames here may compile
+                    _run_serial(anim, todo, settings, options, tiles, writer)
+                todo = []
+            elif local:
+                if notice is not None:
+                    notice(f"starting a local Dask cluster with {workers} workers for {_frames(len(todo))}...")
+                _warm_kernels(anim, todo[0], settings["integrator"], tiles > 1)
+            elif notice is not None:
+                where = f"the Dask cluster at {scheduler}" if client is None else "the Dask client's cluster"
+                notice(f"sending {_frames(len(todo))} to {where}")
+            if todo:
+                options["threads"] = threads_per_worker or 1
+                with _client_for(client, scheduler, workers, options["threads"]) as c:
                     _run_dask(c, anim, todo, settings, options, tiles, chunk, retries, writer)
     finally:
         writer.close()

@@ -4,7 +4,8 @@ the ``imageio-ffmpeg`` wheel ships).
 Frames are read back from disk in order (PNG as stored; PFM and EXR frames are
 sRGB-encoded to 8 bits first), so a video can be made from a run that was interrupted
 and completed later. Each video is written to a temporary name beside its target and
-renamed when complete.
+renamed when complete, with the mode every other output gets (``0666`` less the umask,
+as ``userio.outputs`` gives them; the temporary file is created ``0600``).
 """
 import os
 import pathlib
@@ -47,8 +48,15 @@ def _staged(path):
     return tmp
 
 
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _commit(tmp, path):
     try:
+        os.chmod(tmp, 0o666 & ~_umask())        # mkstemp made it 0600
         os.replace(tmp, path)
     except BaseException:
         _remove(tmp)

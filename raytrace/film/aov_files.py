@@ -20,7 +20,9 @@ about three significant digits.
 
 The header (:func:`render_metadata`) records how the image was made (``raytrace:spp``,
 ``raytrace:seed``, the settings, a hash of the scene, the object and material names),
-which ``raytrace merge`` checks and uses.
+which ``raytrace merge`` checks and uses, and how long it took: ``raytrace:seconds`` of
+rendering and, apart, ``raytrace:compile_seconds`` spent compiling kernels during the
+render (a first run; 0 when they came from the cache).
 """
 import dataclasses
 import hashlib
@@ -84,7 +86,8 @@ def scene_hash(scene):
 
 
 def render_metadata(image, scene=None, settings=None, denoiser=None):
-    """Header attributes for ``image``'s files: its ``info``, the picture-changing
+    """Header attributes for ``image``'s files: its ``info`` (from :func:`raytrace.render`:
+    ``seconds`` of rendering and, apart, ``compile_seconds``), the picture-changing
     ``settings``, the scene's name, hash and object/material names, the denoiser."""
     meta = dataclasses.asdict(image.info) if getattr(image, "info", None) is not None else {}
     for key in IMAGE_SETTINGS:

@@ -21,7 +21,8 @@ from .aov_files import ID_LAYERS, IMAGE_SETTINGS, read_render
 
 AVERAGED = ("albedo", "normal")
 HIT_AVERAGED = ("depth", "position", "uv")       # meaningful only where something was hit
-SUMMED_META = ("spp", "spp_requested", "nonfinite", "seconds")
+SUMMED_META = ("spp", "spp_requested", "nonfinite", "seconds", "compile_seconds")
+FLOAT_META = ("seconds", "compile_seconds")      # the others are counts
 
 
 def _seeds(meta):
@@ -105,7 +106,7 @@ def merge_renders(paths):
     for key in SUMMED_META:
         if all(key in m for _, m in renders):
             values = [m[key] for _, m in renders]
-            meta[key] = sum(float(v) for v in values) if key == "seconds" else sum(int(v) for v in values)
+            meta[key] = sum(float(v) for v in values) if key in FLOAT_META else sum(int(v) for v in values)
     meta.pop("seed", None)
     meta["seeds"] = ",".join(str(s) for _, m in renders for s in _seeds(m))
     meta["merged_from"] = len(paths)

@@ -236,7 +236,7 @@ def _regress(args):
         write_junit(cases, args.junit, classname=f"regress.{pathlib.Path(args.scenes).name or 'scenes'}")
         print(f"junit: {args.junit}", file=sys.stderr)
     ok = all(c.ok for c in cases)
-    print(f"regress: {'PASS' if ok else 'FAIL'}: {regress.summary(cases)}")
+    print(f"regress: {regress.verdict(cases)}: {regress.summary(cases)}")
     return 0 if ok else 1
 
 

@@ -189,6 +189,33 @@ def _version():
     return __version__
 
 
+def verdict(cases):
+    """``PASS`` (every scene passed), ``UPDATED`` (none failed, some references were
+    rewritten) or ``FAIL``."""
+    if not all(c.ok for c in cases):
+        return "FAIL"
+    return "UPDATED" if any(c.status == "updated" for c in cases) else "PASS"
+
+
+def headline(cases):
+    """What happened, in a few words (the report's heading): ``all 3 passed``, ``2
+    references updated``, ``1 passed, 1 reference updated``, ``1 passed, 1 updated, 1
+    failed``."""
+    counts = {k: sum(c.status == k for c in cases) for k in STATUS_ORDER}
+    if counts["passed"] == len(cases):
+        return f"all {len(cases)} passed"
+    if counts["passed"] + counts["updated"] == len(cases):
+        n = counts["updated"]
+        done = f"{n} reference{'s' if n != 1 else ''} updated"
+        return f"{counts['passed']} passed, {done}" if counts["passed"] else done
+    parts = []
+    for key in ("passed", "updated", "failed", "missing", "error"):
+        n = counts[key]
+        if n:
+            parts.append(f"{n} error{'s' if n != 1 else ''}" if key == "error" else f"{n} {key}")
+    return ", ".join(parts)
+
+
 def summary(cases):
     """One line: counts and the names of the scenes that did not pass."""
     counts = {k: sum(c.status == k for c in cases) for k in STATUS_ORDER}

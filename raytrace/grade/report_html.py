@@ -17,7 +17,7 @@ from userio.outputs import write_bytes_atomic
 from . import heatmap
 from .images import from_array
 from .metrics import NAMES, TITLES
-from .regress import ordered, summary
+from .regress import headline, ordered, summary
 
 _DISPLAY = 256              # small images are shown enlarged by a whole factor, up to this width
 
@@ -163,8 +163,7 @@ def write_report(cases, out_dir, title="raytrace regress"):
     out_dir = pathlib.Path(out_dir)
     files = {}
     sections = [_section(c, files) for c in ordered(cases)]
-    failed = sum(not c.ok for c in cases)
-    head = f"{title}: {failed} not passing" if failed else f"{title}: all {len(cases)} passed"
+    head = f"{title}: {headline(cases)}"
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width\">"
             "<link rel=\"icon\" href=\"data:,\">"
