@@ -213,7 +213,7 @@ def measure(quick=False, animate=True, log=print):
         log(f"{WARM_SCENE} {WARM_SIZE}: first {dt:.2f} s, warm {spread(times)}")
 
         if animate:
-            for workers, label in ((None, "default workers (one per core)"), (1, "`--workers 1`")):
+            for workers, label in ((None, "default (here; a local cluster only for long jobs)"), (1, "`--workers 1`")):
                 out_dir = tmp / f"orbit_{workers or 'default'}"     # new and empty: no frame is skipped
                 argv = animate_argv(rt, out_dir, workers)
                 dt, _ = run_timed(argv, with_cache(cache))
