@@ -283,7 +283,7 @@ def _render(args):
             warmup.compile_here(kind, instanced)    # loads what the child cached, or compiles here
     with _option_errors():
         settings = rmod.resolve_settings(scene, overrides)
-    if args.view or args.highlight:
+    if args.view or args.highlight is not None:
         return _write_view(args, scene, overrides, outputs, t0, timers)
     show = not args.quiet and sys.stderr.isatty()
     from .film.aov_files import encode_color, render_metadata, set_outputs

@@ -115,13 +115,29 @@ def pfm_bytes(image):
     return header + np.ascontiguousarray(img[::-1]).astype("<f4").tobytes()
 
 
-def read_pfm(path):
-    """Read a PFM file written by :func:`pfm_bytes` (or any PFM) -> float32 array, row 0 on top."""
+def read_pfm(path, error=None):
+    """Read a PFM file written by :func:`pfm_bytes` (or any PFM) -> float32 array, row 0 on top.
+    A malformed or truncated file, or one declaring more than
+    :data:`userio.limits.MAX_IMAGE_PIXELS` pixels, raises ``error`` (default SceneError)
+    naming ``path``."""
+    from userio.limits import check_image_size
+
+    from .errors import SceneError
+    error = SceneError if error is None else error
     data = pathlib.Path(path).read_bytes()
     parts = data.split(b"\n", 3)
-    kind, dims, scale, body = parts[0].strip(), parts[1].split(), float(parts[2]), parts[3]
-    w, h = int(dims[0]), int(dims[1])
+    try:
+        kind, dims, scale, body = parts[0].strip(), parts[1].split(), float(parts[2]), parts[3]
+        w, h = int(dims[0]), int(dims[1])
+        if kind not in (b"PF", b"Pf") or len(dims) != 2 or not np.isfinite(scale) or scale == 0:
+            raise ValueError
+    except (ValueError, IndexError):
+        raise error("header", "not a PFM file (expected 'PF' or 'Pf', width height, scale)",
+                    file=str(path)) from None
+    check_image_size(w, h, "the PFM", "header", bytes_per_pixel=24, error=error, file=str(path))
     ch = 3 if kind == b"PF" else 1
+    if len(body) < 4 * w * h * ch:
+        raise error(None, f"PFM is truncated: {len(body)} of {4 * w * h * ch} pixel bytes", file=str(path))
     arr = np.frombuffer(body, dtype="<f4" if scale < 0 else ">f4", count=w * h * ch)
     arr = arr.reshape((h, w, ch) if ch == 3 else (h, w))[::-1]
     return np.ascontiguousarray(arr.astype(np.float32))
@@ -146,6 +162,16 @@ def _short_reason(exc):
     return text.rstrip(".:")[:160]
 
 
+def _is_bomb(exc):
+    """Whether Pillow refused an image for its declared size (anywhere in the chain)."""
+    import PIL.Image
+    while exc is not None:
+        if isinstance(exc, PIL.Image.DecompressionBombError):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def read_rgb_image(path, where=None, what="image", error=None):
     """Read a PNG or JPEG file -> (H, W, 3) float32 linear RGB (decoded from sRGB).
 
@@ -153,8 +179,11 @@ def read_rgb_image(path, where=None, what="image", error=None):
     channels are scaled to [0, 1]. Anything else (an unreadable or truncated file, a
     float or 1-bit image, a zero-sized image, one too large for memory) is refused with
     one line naming ``path`` (``error``, default SceneError, at ``where``)."""
+    import warnings
+
     import imageio.v3 as iio      # here, not at the top: the CLI's --help stays light
-    from userio.limits import check_memory
+    import PIL.Image
+    from userio.limits import MAX_IMAGE_PIXELS, check_image_size
 
     from .errors import SceneError
     error = SceneError if error is None else error
@@ -162,15 +191,22 @@ def read_rgb_image(path, where=None, what="image", error=None):
     if not path.is_file():
         raise error(where, f"{what} file not found: {path}")
     try:
-        props = iio.improps(path, plugin="pillow")
+        with warnings.catch_warnings():     # the size is checked below, before decoding
+            warnings.simplefilter("ignore", PIL.Image.DecompressionBombWarning)
+            props = iio.improps(path, plugin="pillow")    # reads the header only
     except Exception as exc:  # imageio raises many types for bad files
+        if _is_bomb(exc):
+            raise error(where, f"{what} {path} declares more than {MAX_IMAGE_PIXELS} pixels, the limit "
+                        "of an input image (too much memory to read)") from None
         raise error(where, f"cannot read {what} {path}: {_short_reason(exc)}") from None
     shape = tuple(props.shape)
     if len(shape) not in (2, 3) or (len(shape) == 3 and shape[2] not in (1, 2, 3, 4)) or 0 in shape[:2]:
         raise error(where, f"{what} {path} is not a 2-D grey or colour image (shape {shape})")
-    check_memory(shape[0] * shape[1] * 3 * 8, f"{what} {path} ({shape[1]} x {shape[0]})", where, error=error)
+    check_image_size(shape[1], shape[0], f"{what} {path}", where, bytes_per_pixel=3 * 8 + 8, error=error)
     try:
-        img = iio.imread(path, plugin="pillow")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PIL.Image.DecompressionBombWarning)
+            img = iio.imread(path, plugin="pillow")
     except Exception as exc:
         raise error(where, f"cannot read {what} {path}: {_short_reason(exc)}") from None
     if img.dtype == np.uint8:

@@ -98,14 +98,24 @@ def _facing_grey(scene, s):
     return np.where(np.isfinite(t)[..., None], 0.15 + 0.7 * facing[..., None], 0.0).astype(np.float32)
 
 
-def highlight_view(scene, s, pattern):
-    obj_ids, mat_ids = _ids(scene, s)
+def highlight_matches(scene, pattern):
+    """(object ids, material ids) whose names match ``pattern``; SceneError at
+    ``--highlight`` for an empty pattern or one that matches nothing (checked against the
+    loaded scene's names before anything is rendered)."""
+    if not isinstance(pattern, str) or not pattern.strip():
+        raise SceneError("--highlight", f"needs an object or material name, got {pattern!r}")
     objs = matching_ids(scene.object_names, pattern)
     mats = matching_ids(scene.material_names, pattern)
     if not objs and not mats:
         raise SceneError("--highlight", f"no object or material is named {pattern!r} "
                          f"(objects: {', '.join(scene.object_names[:8])}{', ...' if len(scene.object_names) > 8 else ''};"
                          f" materials: {', '.join(scene.material_names)})")
+    return objs, mats
+
+
+def highlight_view(scene, s, pattern):
+    objs, mats = highlight_matches(scene, pattern)       # before the id render
+    obj_ids, mat_ids = _ids(scene, s)
     painted = np.isin(obj_ids, objs) | np.isin(mat_ids, mats)
     image = np.where(painted[..., None], LOUD, _facing_grey(scene, s))
     return View(image.astype(np.float32), f"highlight {pattern!r}: {int(painted.sum())} pixels "
@@ -184,6 +194,8 @@ def render_view(scene, mode, highlight=None, **overrides):
         raise SceneError("view", f"must be one of {', '.join(MODES)}, got {mode!r}")
     if (mode == "highlight") != (highlight is not None):
         raise SceneError("--highlight", "give a name with the 'highlight' view (and only with it)")
+    if mode == "highlight":
+        highlight_matches(scene, highlight)
     s = resolve_settings(scene, overrides)
     if mode in ("objects", "materials"):
         obj, mat = _ids(scene, s)

@@ -74,7 +74,13 @@ class Channel:
             else:
                 out = (1.0 - u) * v[i] + u * v[i + 1]
         out = np.array(out, dtype=np.float64)
-        return quat_normalize(out) if self.path == "rotation" else out
+        if self.path != "rotation":
+            return out
+        try:
+            return quat_normalize(out)
+        except ValueError:      # cubic-spline tangents that carry the value through zero
+            raise SkinningError(f"channel (joint {self.joint} rotation): at time {t:g} the "
+                                "interpolated quaternion is zero or not finite") from None
 
 
 @dataclass

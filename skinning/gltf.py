@@ -19,15 +19,19 @@ Non-joint nodes between joints (or above the root) are fixed transforms (the ske
 ``base``); channels that target them, and morph-target ``weights``, are ignored.
 """
 import base64
+import dataclasses
 import errno
 import pathlib
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from userio import gltf_accessors as acc_io
 from userio.limits import check_memory
 
 from .animation import Animation, Channel
+from userio.textio import decode_text
+
 from .errors import (SkinningError, SkinningFileError, file_error, parse_json_text,
                      read_text_file)
 from .model import SkinnedMesh
@@ -57,7 +61,7 @@ class _Reader:
         try:
             with warnings.catch_warnings():          # pygltflib warns about missing fields
                 warnings.simplefilter("ignore")
-                if self.path.suffix.lower() == ".glb":
+                if self.path.suffix.lower() == ".glb" or self._head() == b"glTF":
                     self.gltf = self._load_glb(pygltflib)
                 else:
                     text = read_text_file(self.path)
@@ -95,6 +99,15 @@ class _Reader:
                 if item is None or isinstance(item, (int, float, str, list, dict)):
                     self.fail(f"{name}[{k}]", f"expected an object, got {_short(item)}")
 
+    def _head(self):
+        """The first 4 bytes of the file (b"" when it cannot be read: the text reader
+        then says why)."""
+        try:
+            with self.path.open("rb") as f:
+                return f.read(4)
+        except (OSError, ValueError):
+            return b""
+
     def _load_glb(self, pygltflib):
         try:
             data = self.path.read_bytes()
@@ -105,9 +118,14 @@ class _Reader:
             if e.filename is None:
                 e.filename = str(self.path)
             raise
-        if len(data) < 12 or data[:4] != b"glTF":
-            self.fail(None, "not a binary glTF file (no 'glTF' header)")
-        return pygltflib.GLTF2.load_from_bytes(data)
+        text, blob = acc_io.split_glb(data, self.fail)   # header and chunks checked
+        text = decode_text(text, self.path, file_error)
+        if not isinstance(parse_json_text(text, self.path), dict):
+            self.fail(None, "expected a JSON object at the top level")
+        gltf = pygltflib.GLTF2.from_json(text, infer_missing=True)
+        if gltf is not None and blob is not None:
+            gltf.set_binary_blob(blob)
+        return gltf
 
     def fail(self, where, message):
         raise SkinningFileError(self.path, where, message)
@@ -172,75 +190,30 @@ class _Reader:
         length = self.count(bufs[i].byteLength, f"buffers[{i}].byteLength")
         if len(data) < length:
             self.fail(f"buffers[{i}]", f"has {len(data)} bytes, byteLength says {length}")
-        self._buffers[i] = data
-        return data
+        self._buffers[i] = memoryview(data)[:length]
+        return self._buffers[i]
 
-    def _view(self, bv_index, where, dtype, ncomp, count, offset):
-        bvs = self.gltf.bufferViews or []
-        bv_index = self.index(bv_index, len(bvs), where, "bufferView")
-        bv = bvs[bv_index]
-        bwhere = f"bufferViews[{bv_index}]"
-        data = self.buffer(bv.buffer, f"{bwhere}.buffer")
-        item = np.dtype(dtype).itemsize
-        elem = item * ncomp
-        stride = self.count(bv.byteStride, f"{bwhere}.byteStride") or elem
-        if stride < elem:
-            self.fail(f"{bwhere}.byteStride", f"{stride} is less than the element size {elem}")
-        base = self.count(bv.byteOffset, f"{bwhere}.byteOffset")
-        end = base + self.count(bv.byteLength, f"{bwhere}.byteLength")
-        start = base + offset
-        if count and start + stride * (count - 1) + elem > min(end, len(data)):
-            self.fail(where, "data runs past the end of its bufferView")
-        arr = np.ndarray((count, ncomp), dtype=np.dtype(dtype).newbyteorder("<"),
-                         buffer=data, offset=start, strides=(stride, item))
-        return arr.copy()
-
-    def accessor(self, i, where):
+    def accessor(self, i, where, usage=None):
         """Accessor ``i`` as a (count, ncomp) array: float64 when float or normalised.
 
-        Float data must be finite (the error names the accessor and the element)."""
+        Every field is checked against the glTF 2.0 specification
+        (:func:`userio.gltf_accessors.read_accessor`; ``usage``: what the accessor is
+        used as, e.g. ``"JOINTS_0"``). Float data must be finite (the error names the
+        accessor and the element)."""
         accs = self.gltf.accessors or []
         i = self.index(i, len(accs), where, "accessor")
-        acc = accs[i]
         awhere = f"accessors[{i}]"
-        if acc.componentType not in COMPONENT_TYPES or isinstance(acc.componentType, bool):
-            self.fail(awhere, f"unknown componentType {_short(acc.componentType)}")
-        if not isinstance(acc.type, str) or acc.type not in NUM_COMPONENTS:
-            self.fail(awhere, f"unknown type {_short(acc.type)}")
-        dtype = COMPONENT_TYPES[acc.componentType]
-        ncomp = NUM_COMPONENTS[acc.type]
-        if acc.type in ("MAT2", "MAT3") and np.dtype(dtype).itemsize < 4:
-            self.fail(awhere, f"{acc.type} of 1- or 2-byte components is not supported")
-        count = self.count(acc.count, f"{awhere}.count")
-        # every accessor ends up as float64 (8 bytes per component), often copied twice
-        check_memory(3 * count * ncomp * 8, f"{count} elements of {acc.type}",
-                     name=f"{awhere}.count", error=file_error, file=str(self.path))
-        if acc.bufferView is None:
-            arr = np.zeros((count, ncomp), dtype=dtype)
-        else:
-            arr = self._view(acc.bufferView, awhere, dtype, ncomp, count,
-                             self.count(acc.byteOffset, f"{awhere}.byteOffset"))
-        if acc.sparse is not None:
-            sp = acc.sparse
-            swhere = f"{awhere}.sparse"
-            n = self.count(sp.count, f"{swhere}.count", lo=1)
-            if n > count:
-                self.fail(f"{swhere}.count", f"{n} is more than the accessor's count {count}")
-            if sp.indices is None or sp.values is None:
-                self.fail(swhere, "needs 'indices' and 'values'")
-            itype = COMPONENT_TYPES.get(sp.indices.componentType)
-            if itype is None or itype == np.float32 or isinstance(sp.indices.componentType, bool):
-                self.fail(f"{swhere}.indices", "bad componentType")
-            idx = self._view(sp.indices.bufferView, f"{swhere}.indices", itype, 1, n,
-                             self.count(sp.indices.byteOffset, f"{swhere}.indices.byteOffset")
-                             )[:, 0].astype(np.int64)
-            vals = self._view(sp.values.bufferView, f"{swhere}.values", dtype, ncomp, n,
-                              self.count(sp.values.byteOffset, f"{swhere}.values.byteOffset"))
-            if idx.size and (idx.min() < 0 or idx.max() >= count):
-                self.fail(f"{swhere}.indices", "index out of range")
-            arr = arr.copy()
-            arr[idx] = vals
-        if dtype == np.float32:
+        acc = _plain(accs[i])
+
+        def memory(count, ncomp):
+            # every accessor ends up as float64 (8 bytes per component), often copied twice
+            check_memory(3 * count * ncomp * 8, f"{count} elements of {acc.get('type')}",
+                         name=f"{awhere}.count", error=file_error, file=str(self.path))
+
+        views = [_plain(bv) for bv in (self.gltf.bufferViews or [])]
+        got = acc_io.read_accessor(acc, i, views, self.buffer, self.fail, usage, memory)
+        arr = got.data
+        if arr.dtype.kind == "f":
             out = arr.astype(np.float64)
             bad = ~np.isfinite(out)
             if bad.any():
@@ -248,10 +221,19 @@ class _Reader:
                 values = ", ".join(f"{x:g}" for x in out[k])
                 self.fail(awhere, f"non-finite number in element {k} ({values}), used as {where}")
             return out
-        if acc.normalized:
-            info = np.iinfo(dtype)
+        if got.normalized:
+            info = np.iinfo(arr.dtype)
             return np.maximum(arr.astype(np.float64) / info.max, -1.0)
         return arr
+
+
+def _plain(obj):
+    """A pygltflib object as the file's JSON dict (absent fields left out)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        obj = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items() if v is not None}
+    return obj
 
 
 def _one_line(exc):
@@ -663,7 +645,8 @@ def _read_rig(rd, skin, parent_of):
     if sk.inverseBindMatrices is None:
         ibm = np.tile(np.eye(4), (nj, 1, 1))
     else:
-        raw = rd.accessor(sk.inverseBindMatrices, f"skins[{skin}].inverseBindMatrices")
+        raw = rd.accessor(sk.inverseBindMatrices, f"skins[{skin}].inverseBindMatrices",
+                          "inverseBindMatrices")
         if raw.shape != (nj, 16):
             rd.fail(f"skins[{skin}].inverseBindMatrices",
                     f"expected {nj} MAT4, got {raw.shape[0]} x {raw.shape[1]}")
@@ -696,7 +679,7 @@ def _read_mesh(rd, mesh_index, new_of_skin, normalize, where="mesh"):
         attrs = prim.attributes
         if getattr(attrs, "POSITION", None) is None:
             rd.fail(f"{where}.attributes", "no POSITION")
-        v = rd.accessor(attrs.POSITION, f"{where}.attributes.POSITION")
+        v = rd.accessor(attrs.POSITION, f"{where}.attributes.POSITION", "POSITION")
         n = v.shape[0]
         if v.shape[1] != 3:
             rd.fail(f"{where}.attributes.POSITION", f"expected VEC3, got {v.shape[1]} components")
@@ -709,8 +692,8 @@ def _read_mesh(rd, mesh_index, new_of_skin, normalize, where="mesh"):
                 continue
             if ja is None or wa is None:
                 rd.fail(f"{where}.attributes", f"JOINTS_{s} and WEIGHTS_{s} come in pairs")
-            jj = rd.accessor(ja, f"{where}.attributes.JOINTS_{s}")
-            ww = rd.accessor(wa, f"{where}.attributes.WEIGHTS_{s}")
+            jj = rd.accessor(ja, f"{where}.attributes.JOINTS_{s}", f"JOINTS_{s}")
+            ww = rd.accessor(wa, f"{where}.attributes.WEIGHTS_{s}", f"WEIGHTS_{s}")
             if jj.shape != (n, 4) or ww.shape != (n, 4):
                 rd.fail(f"{where}.attributes.JOINTS_{s}", f"expected {n} VEC4, got {jj.shape}")
             acc = rd.gltf.accessors[wa]
@@ -728,19 +711,17 @@ def _read_mesh(rd, mesh_index, new_of_skin, normalize, where="mesh"):
             rd.fail(f"{where}.attributes.WEIGHTS_0", str(e).removeprefix("weights: "))
         jj = np.where(ww != 0.0, new_of_skin[jj], 0)
         if prim.indices is not None:
-            f = rd.accessor(prim.indices, f"{where}.indices")
-            if f.dtype.kind not in "iu":
-                rd.fail(f"{where}.indices", "indices must be unsigned integers")
+            f = rd.accessor(prim.indices, f"{where}.indices", "indices")
             f = f.astype(np.int64).ravel()
         else:
             f = np.arange(n, dtype=np.int64)
         if f.size % 3:
             rd.fail(f"{where}.indices", f"{f.size} indices is not a multiple of 3")
-        if f.size and (f.min() < 0 or f.max() >= n):
-            rd.fail(f"{where}.indices", "vertex index out of range")
+        acc_io.check_indices(f, n, rd.fail, f"{where}.indices",
+                             f"accessors[{prim.indices}]" if prim.indices is not None else "the vertices")
         normal = None
         if attrs.NORMAL is not None:
-            normal = rd.accessor(attrs.NORMAL, f"{where}.attributes.NORMAL")
+            normal = rd.accessor(attrs.NORMAL, f"{where}.attributes.NORMAL", "NORMAL")
             if normal.shape != (n, 3):
                 rd.fail(f"{where}.attributes.NORMAL", f"expected {n} VEC3, got {normal.shape}")
         material = -1
@@ -783,21 +764,16 @@ def _read_animation(rd, a, anim, name, node_to_new):
         s = rd.index(ch.sampler, len(samplers), f"{where}.sampler", "sampler")
         smp = samplers[s]
         swhere = f"animations[{a}].samplers[{s}]"
-        times = rd.accessor(smp.input, f"{swhere}.input")[:, 0]
-        values = rd.accessor(smp.output, f"{swhere}.output")
         interp = smp.interpolation or "LINEAR"
         if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
             rd.fail(f"{swhere}.interpolation", f"unknown interpolation {_short(interp)}")
+        times = rd.accessor(smp.input, f"{swhere}.input", "input")[:, 0]
+        values = rd.accessor(smp.output, f"{swhere}.output", path)
+        acc_io.check_sampler(times, values, path, interp, rd.fail, swhere,
+                             f"accessors[{smp.input}]", f"accessors[{smp.output}]")
         k = times.shape[0]
         cubic = interp == "CUBICSPLINE"
-        size = 4 if path == "rotation" else 3
-        if values.shape != ((3 * k if cubic else k), size):
-            rd.fail(f"{swhere}.output", f"expected {3 * k if cubic else k} values of {size} "
-                    f"components for {k} key times, got {values.shape[0]} of {values.shape[1]}")
         if path == "rotation":
-            keys = values.reshape(k, 3, 4)[:, 1] if cubic else values
-            if np.any(~keys.any(axis=1)):
-                rd.fail(f"{swhere}.output", "a rotation key is the zero quaternion")
             values = quat_from_xyzw(values)
         if cubic:
             values = values.reshape(k, 3, -1)

@@ -244,3 +244,29 @@ def test_portable_cpu_level_is_chosen_only_before_the_first_kernel(tmp_path, bef
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert json.loads(r.stdout.strip().splitlines()[-1]) == expected
+
+
+def test_seeding_imports_no_kernel_module(tmp_path):
+    """Seeding runs while the package's first kernel module is being imported; reading the
+    bundle's index stamps must import nothing (once it unpickled whole indexes, whose types
+    name other kernel modules: ``import raytrace.shapes`` first was a circular import)."""
+    if environment_mismatch("raytrace"):
+        pytest.skip(environment_mismatch("raytrace"))
+    code = ("import sys, raytrace.shapes, raytrace._numba_setup as s; "
+            "print(sorted(m for m in sys.modules if m.startswith('raytrace.accel')), "
+            "sum(1 for _ in s.CACHE_FOLDER.rglob('*.nbi')))")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", code], cwd=REPO, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    imported, seeded = r.stdout.rsplit("]", 1)
+    assert imported == "[" and int(seeded) == len(manifest("raytrace")["indexes"])
+
+
+def test_the_stamp_reader_refuses_an_index_without_a_leading_stamp():
+    """Negative control: a pickle whose first item is not a bytes stamp is refused."""
+    data = pickle.dumps(1) + pickle.dumps(((1.0, 2), {}))
+    with pytest.raises(ValueError, match="source stamp"):
+        prebuilt._read_stamp(data)
+    good = pickle.dumps(1) + pickle.dumps((b"x" * 32, {("sig",): "f.nbc"}))
+    assert prebuilt._read_stamp(good) == b"x" * 32

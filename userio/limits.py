@@ -83,3 +83,26 @@ def check_memory(nbytes, what, name=None, limit=None, error=UserError, file=None
     if nbytes > limit:
         raise error(name, f"{what} would need about {human_bytes(nbytes)} of memory "
                     f"(limit {human_bytes(limit)})", file=file)
+
+
+# Refuse input images (textures, references, frames, renders to merge) that declare more
+# pixels than this: 2^26 = 8192 x 8192. The declared size (PNG IHDR, JPEG SOF, the EXR
+# dataWindow, the PFM and .npy headers) is checked before any pixel is decoded, so that
+# a small file cannot claim gigabytes.
+MAX_IMAGE_PIXELS = 1 << 26
+
+
+def check_image_size(width, height, what, name=None, bytes_per_pixel=24, error=UserError, file=None,
+                     limit=None):
+    """Refuse a declared image size before decoding: ``width`` x ``height`` must be
+    positive and at most ``limit`` (default :data:`MAX_IMAGE_PIXELS`) pixels, and
+    ``bytes_per_pixel`` for each pixel must fit :func:`check_memory`."""
+    limit = MAX_IMAGE_PIXELS if limit is None else limit
+    width, height = int(width), int(height)
+    if width <= 0 or height <= 0:
+        raise error(name, f"{what} declares a size of {width} x {height} pixels", file=file)
+    if width * height > limit:
+        raise error(name, f"{what} declares {width} x {height} pixels, more than the limit of {limit} "
+                    f"pixels ({human_bytes(width * height * bytes_per_pixel)} of memory to read)", file=file)
+    check_memory(width * height * bytes_per_pixel, f"{what} ({width} x {height})", name, error=error,
+                 file=file)

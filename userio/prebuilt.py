@@ -36,6 +36,7 @@ import json
 import os
 import pathlib
 import pickle
+import pickletools
 import sys
 import tarfile
 import warnings
@@ -76,10 +77,27 @@ def _read_index(index_bytes):
     return pickle.loads(stream.read())
 
 
+def _read_stamp(index_bytes):
+    """The source stamp of a Numba index file, read from the pickle's opcodes without running
+    them: unpickling the whole index would import the kernel modules its types name, and
+    seeding runs while the package's first kernel module is being imported (a circular
+    import). The stamp is the first item of the pickled ``(stamp, overloads)``: the first
+    bytes object, before any class is named; anything else raises ValueError."""
+    stream = io.BytesIO(index_bytes)
+    for _ in pickletools.genops(stream):     # the version pickle
+        pass
+    for opcode, arg, _ in pickletools.genops(stream):
+        if opcode.name in ("SHORT_BINBYTES", "BINBYTES", "BINBYTES8"):
+            return arg
+        if opcode.name in ("GLOBAL", "STACK_GLOBAL", "REDUCE", "BUILD", "INST", "OBJ", "NEWOBJ"):
+            break
+    raise ValueError("the index file does not start with a source stamp")
+
+
 def _check_stamp(index_bytes, source_file):
     """Raise ValueError unless the index's source stamp is what Numba computes for
     ``source_file`` here (Numba 0.68: the SHA-256 of the file's bytes)."""
-    stamp, _ = _read_index(index_bytes)
+    stamp = _read_stamp(index_bytes)
     if stamp != hashlib.sha256(pathlib.Path(source_file).read_bytes()).digest():
         raise ValueError(f"the bundle's index for {source_file} does not match the file")
 

@@ -52,6 +52,8 @@ def add_parser(sub):
     a.add_argument("--threads-per-worker", type=int, metavar="T",
                    help="Numba threads in each worker (default 1; here: all cores)")
     a.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="use this running Dask cluster")
+    a.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="how long to wait for --scheduler to answer before giving up")
     a.add_argument("--chunk", type=int, metavar="N", help="frames per task (default up to 4)")
     a.add_argument("--tiles", type=int, default=1, metavar="N",
                    help="split each frame into N bands of rows, one task each (for big stills)")
@@ -83,6 +85,8 @@ def _check(args):
     _count(args.threads_per_worker, "--threads-per-worker", 1, 1024)
     _count(args.chunk, "--chunk", 1, 100_000)
     _count(args.tiles, "--tiles", 1, 4096)
+    if not 0 < args.connect_timeout <= 3600:
+        raise SceneError("--connect-timeout", f"must be a number of seconds in (0, 3600], got {args.connect_timeout:g}")
     if args.scheduler is not None and args.workers is not None:
         raise SceneError("--workers", "starts a local cluster; with --scheduler the cluster's own "
                                       "workers render")
@@ -122,6 +126,7 @@ def run(args):
     try:
         with _option_errors():
             summary = animate(anim, args.output, scheduler=args.scheduler, workers=args.workers,
+                              connect_timeout=args.connect_timeout,
                               threads_per_worker=args.threads_per_worker, frames=args.frames,
                               tiles=args.tiles, chunk=args.chunk, force=args.force, format=args.format,
                               encoding=args.encoding, gif=args.gif, mp4=args.mp4, shutter=shutter,

@@ -55,6 +55,7 @@ from .scene_at import AnimatedScene
 from .threads import limit_threads
 
 ALLOWED_FAILURES = 3            # worker deaths a task survives on a local cluster
+CONNECT_TIMEOUT = 10.0          # seconds to reach a scheduler given by address (--connect-timeout)
 # By default a local cluster starts only for more work than this (seconds of rendering in
 # this process, projected from the frames timed here). Measured on the development
 # machine (2 cores shared with other work, warm kernel cache): a local cluster of 2
@@ -284,16 +285,18 @@ def local_cluster(workers, threads_per_worker=1):
 
 
 @contextlib.contextmanager
-def _client_for(client, scheduler, workers, threads):
+def _client_for(client, scheduler, workers, threads, connect_timeout=None):
     if client is not None:
         yield client
         return
     from dask.distributed import Client
     if scheduler is not None:
         try:
-            c = Client(scheduler, timeout=30)
+            c = Client(scheduler, timeout=CONNECT_TIMEOUT if connect_timeout is None else connect_timeout)
         except (OSError, TimeoutError, ValueError) as exc:
-            raise OSError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
+            seconds = CONNECT_TIMEOUT if connect_timeout is None else connect_timeout
+            raise OSError(f"cannot reach the Dask scheduler {scheduler} within {seconds:g} s "
+                          f"(--connect-timeout): {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
         try:
             yield c
         finally:
@@ -395,7 +398,7 @@ def _video_fps(anim, selection):
 def animate(scene, out_dir, client=None, *, scheduler=None, workers=None, threads_per_worker=None,
             frames=None, tiles=1, chunk=None, force=False, format="png", encoding="srgb",
             gif=None, mp4=None, fps=None, shutter=None, progress=False, callback=None,
-            notice=None, base_dir=None, cache_dir=None, retries=1, **overrides):
+            notice=None, base_dir=None, cache_dir=None, retries=1, connect_timeout=None, **overrides):
     """Render the frames of ``scene`` (a path, a dict, a loaded Scene or an AnimatedScene)
     into ``out_dir`` as ``frame_0000.png``, ... -> :class:`~raytrace.animation.frames.Summary`.
 
@@ -469,7 +472,7 @@ def animate(scene, out_dir, client=None, *, scheduler=None, workers=None, thread
                 notice(f"sending {_frames(len(todo))} to {where}")
             if todo:
                 options["threads"] = threads_per_worker or 1
-                with _client_for(client, scheduler, workers, options["threads"]) as c:
+                with _client_for(client, scheduler, workers, options["threads"], connect_timeout) as c:
                     _run_dask(c, anim, todo, settings, options, tiles, chunk, retries, writer)
     finally:
         writer.close()

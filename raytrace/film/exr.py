@@ -92,6 +92,13 @@ def read_exr(path, error=None):
     except FileNotFoundError:
         raise error(None, "file not found", file=str(path)) from None
     try:
+        with OpenEXR.File(io.BytesIO(data), separate_channels=True, header_only=True) as f:
+            header = dict(f.header())
+    except Exception as exc:  # the binding raises RuntimeError / ValueError / OSError
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise error(None, f"cannot read EXR: {reason}", file=str(path)) from None
+    check_exr_size(header, path, error)
+    try:
         with OpenEXR.File(io.BytesIO(data), separate_channels=True) as f:
             header = dict(f.header())
             channels = {name: np.array(ch.pixels) for name, ch in f.channels().items()}
@@ -99,6 +106,21 @@ def read_exr(path, error=None):
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise error(None, f"cannot read EXR: {reason}", file=str(path)) from None
     return _group(channels), {k[len(_PREFIX):]: v for k, v in header.items() if k.startswith(_PREFIX)}
+
+
+def check_exr_size(header, path, error):
+    """Refuse an EXR whose header declares more pixels than
+    :data:`userio.limits.MAX_IMAGE_PIXELS` (or more memory than the machine has, for all
+    its channels), before any pixel is decoded."""
+    from userio.limits import check_image_size
+    try:
+        lo, hi = (np.asarray(v, np.int64).reshape(2) for v in header["dataWindow"])
+    except (KeyError, TypeError, ValueError):
+        raise error("dataWindow", "missing or malformed in the header", file=str(path)) from None
+    width, height = int(hi[0] - lo[0] + 1), int(hi[1] - lo[1] + 1)
+    channels = max(len(header.get("channels") or ()), 1)
+    check_image_size(width, height, "the EXR", "dataWindow", bytes_per_pixel=16 * channels, error=error,
+                     file=str(path))
 
 
 def _group(channels):

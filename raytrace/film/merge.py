@@ -25,10 +25,39 @@ SUMMED_META = ("spp", "spp_requested", "nonfinite", "seconds", "compile_seconds"
 FLOAT_META = ("seconds", "compile_seconds")      # the others are counts
 
 
-def _seeds(meta):
+def _seeds(meta, path=None):
     if "seeds" in meta:
-        return [int(s) for s in str(meta["seeds"]).split(",")]
-    return [int(meta["seed"])]
+        parts = str(meta["seeds"]).split(",")
+        return [_meta_int(s, path, "raytrace:seeds", 0, 2 ** 64) for s in parts]
+    return [_meta_int(meta["seed"], path, "raytrace:seed", 0, 2 ** 64)]
+
+
+def _meta_int(value, path, field, lo, hi):
+    """A whole number from an EXR header (an int, or text for counts beyond 32 bits) in
+    [lo, hi]; SceneError naming the file and the attribute otherwise."""
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise SceneError(field, f"must be a whole number, got {value!r}", file=path)
+    if not lo <= int(value) <= hi:
+        raise SceneError(field, f"must be from {lo} to {hi}, got {int(value)}", file=path)
+    return int(value)
+
+
+def _check_meta(path, meta):
+    """The header numbers a merge adds up: whole counts in range, finite times."""
+    _meta_int(meta["spp"], path, "raytrace:spp", 1, 2 ** 40)
+    for key in ("spp_requested", "nonfinite"):
+        if key in meta:
+            _meta_int(meta[key], path, f"raytrace:{key}", 0, 2 ** 62)
+    for key in FLOAT_META:
+        if key in meta:
+            value = meta[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) \
+                    or value < 0:
+                raise SceneError(f"raytrace:{key}", f"must be a finite number of seconds >= 0, got {value!r}",
+                                 file=path)
+    _seeds(meta, path)
 
 
 def _check(paths, renders):
@@ -38,8 +67,7 @@ def _check(paths, renders):
         if "spp" not in meta or ("seed" not in meta and "seeds" not in meta):
             raise SceneError(None, "no raytrace:spp / raytrace:seed in its header (not a raytrace render?)",
                              file=path)
-        if int(meta["spp"]) < 1:
-            raise SceneError(None, "holds no samples (raytrace:spp is 0)", file=path)
+        _check_meta(path, meta)
         if "color" not in layers:
             raise SceneError(None, "has no colour channels (R, G, B)", file=path)
         for key in ("scene_hash",) + IMAGE_SETTINGS:
@@ -51,7 +79,7 @@ def _check(paths, renders):
         if layers["color"].shape != first_layers["color"].shape:
             raise SceneError(None, f"size {layers['color'].shape[1]} x {layers['color'].shape[0]} differs "
                                    f"from {first_path}'s", file=path)
-        for seed in _seeds(meta):
+        for seed in _seeds(meta, path):
             if seed in seen:
                 raise SceneError(None, f"seed {seed} was also used by {seen[seed]}: the same samples would "
                                        "count twice (render with another --seed)", file=path)

@@ -27,7 +27,7 @@ import pathlib
 import struct
 
 import numpy as np
-from userio.limits import check_memory
+from userio.limits import MAX_IMAGE_PIXELS, check_image_size
 
 from ..image import linear_to_srgb, srgb_to_linear
 from .errors import GradeError
@@ -36,6 +36,9 @@ LDR, HDR = "ldr", "hdr"
 ALPHA_POLICIES = ("error", "ignore", "black", "white")
 SUFFIXES = (".png", ".pfm", ".exr", ".npy", ".npz")
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# memory a pixel takes while it is read and compared (float64 copies of colour, codes,
+# variance and the metrics' temporaries): the estimate checked before decoding
+_BYTES_PER_PIXEL = 96
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -156,7 +159,7 @@ def _png_header(name, data):
 
 def _read_png(name, data, alpha):
     width, height, bits, ctype = _png_header(name, data)
-    check_memory(width * height * 8 * 12, f"image {name} ({width} x {height})", error=GradeError)
+    check_image_size(width, height, "the PNG", "IHDR", _BYTES_PER_PIXEL, GradeError, name)
     try:
         if bits == 16 and ctype in (2, 4, 6):          # colour or grey+alpha: Pillow cuts to 8 bits
             pixels = _decode_png16(data)
@@ -240,7 +243,7 @@ def _read_pfm(name, data, alpha):
         raise GradeError(None, "PFM header: width, height and scale must be numbers", file=name) from None
     if kind not in (b"PF", b"Pf") or width <= 0 or height <= 0 or scale == 0 or not np.isfinite(scale):
         raise GradeError(None, f"PFM header: bad kind, size {width} x {height} or scale {scale}", file=name)
-    check_memory(width * height * 8 * 12, f"image {name} ({width} x {height})", error=GradeError)
+    check_image_size(width, height, "the PFM", "header", _BYTES_PER_PIXEL, GradeError, name)
     channels = 3 if kind == b"PF" else 1
     count = width * height * channels
     body = data[start:start + 4 * count]
@@ -279,11 +282,54 @@ def _read_exr(name, data, alpha):
         else:
             notes.append(f"{clear} transparent pixels: stored (premultiplied) colour used")
     variance = layers.get("variance")
-    spp = meta.get("spp")
-    return _hdr(name, color, variance, spp if isinstance(spp, int) else None, notes)
+    spp = _stored_spp(meta.get("spp"), name, "raytrace:spp")
+    return _hdr(name, color, variance, spp, notes)
+
+
+def _stored_spp(value, name, field):
+    """A sample count read from a file: None when absent, else a whole number from 1 to
+    2^40 (GradeError naming the file and field otherwise: a zero or negative count would
+    make the z-test's scaled variance meaningless)."""
+    if value is None:
+        return None
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise GradeError(field, f"must be one number, got an array of shape {value.shape}", file=name)
+        value = value.item()
+    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+        value = int(value)                    # counts beyond 32 bits are stored as text
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise GradeError(field, f"must be a whole number of samples, got {value!r}", file=name)
+    if not 1 <= value <= 2 ** 40:
+        raise GradeError(field, f"must be from 1 to 2^40 samples, got {value}", file=name)
+    return value
+
+
+def _check_npy_header(name, stream, member=None):
+    """Read a .npy header from ``stream`` (left where it was) and refuse a declared shape
+    over the pixel limit before the array is read."""
+    where = "header" if member is None else f"{member} header"
+    try:
+        pos = stream.tell()
+        version = np.lib.format.read_magic(stream)
+        header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+            np.lib.format.read_array_header_2_0
+        shape, _, dtype = header(stream)
+        stream.seek(pos)
+    except Exception as exc:
+        raise GradeError(where, f"cannot read .npy header: {_reason(exc)}", file=name) from None
+    count = 1
+    for n in shape:
+        count *= int(n)
+    if count * max(dtype.itemsize, 1) > MAX_IMAGE_PIXELS * 3 * 8 or count > 3 * MAX_IMAGE_PIXELS:
+        raise GradeError(where, f"declares an array of shape {tuple(shape)}, more than the limit of "
+                         f"{MAX_IMAGE_PIXELS} pixels", file=name)
 
 
 def _read_npy(name, data, alpha):
+    _check_npy_header(name, io.BytesIO(data))
     try:
         arr = np.load(io.BytesIO(data), allow_pickle=False)
     except Exception as exc:
@@ -292,6 +338,17 @@ def _read_npy(name, data, alpha):
 
 
 def _read_npz(name, data, alpha):
+    import zipfile
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            infos = [i for i in z.infolist() if i.filename.endswith(".npy")]
+            for info in infos:
+                with z.open(info) as member:
+                    _check_npy_header(name, io.BytesIO(member.read(70000)), info.filename[:-4])
+    except GradeError:
+        raise
+    except Exception as exc:
+        raise GradeError(None, f"cannot read .npz: {_reason(exc)}", file=name) from None
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as f:
             arrays = {k: f[k] for k in f.files}
@@ -307,8 +364,7 @@ def _read_npz(name, data, alpha):
     variance = arrays.get("variance")
     if variance is None and "std" in arrays:
         variance = np.square(np.asarray(arrays["std"], np.float64))
-    spp = arrays.get("spp")
-    spp = int(spp) if spp is not None and np.ndim(spp) == 0 else None
+    spp = _stored_spp(arrays.get("spp"), name, "spp")
     img = _float_array(name, arrays[key])
     return dataclasses.replace(_hdr(name, img.linear, variance, spp), notes=img.notes)
 

@@ -23,6 +23,7 @@ errors (a typo must not silently drop a setting).
 import json
 import pathlib
 
+from userio.limits import check_int, check_number
 from userio.outputs import write_bytes_atomic
 
 from .criteria import parse_criteria, parse_number
@@ -36,6 +37,7 @@ RENDER_KEYS = ("spp", "seed", "integrator", "sampler", "filter", "max_depth", "r
 OTHER_KEYS = ("image", "metric", "tolerance", "threshold", "alpha", "ztest", "command", "made_by", "note")
 ZTEST_KEYS = ("alpha", "max_fraction", "variance", "spp")
 _INT_KEYS = ("spp", "seed", "max_depth", "rr_depth", "bounces")
+MAX_SPP = 2 ** 40        # a stored sample count above this is not a real render's
 
 
 def sidecar_path(refs_dir, name):
@@ -68,8 +70,8 @@ def check_sidecar(data, file):
     for key in _INT_KEYS:
         if key in data and (isinstance(data[key], bool) or not isinstance(data[key], int)):
             raise GradeError(key, f"must be an integer, got {data[key]!r}", file=file)
-    if "spp" in data and data["spp"] < 1:
-        raise GradeError("spp", f"must be >= 1, got {data['spp']}", file=file)
+    if "spp" in data:
+        check_int(data["spp"], "spp", lo=1, hi=MAX_SPP, error=GradeError, file=file)
     for key in ("integrator", "sampler", "filter", "image", "command", "made_by", "note", "metric"):
         if key in data and not isinstance(data[key], str) and not (key == "metric" and isinstance(data[key], list)):
             raise GradeError(key, f"must be a string, got {data[key]!r}", file=file)
@@ -91,6 +93,16 @@ def check_sidecar(data, file):
             raise GradeError("ztest", f"must be an object with keys among {', '.join(ZTEST_KEYS)}", file=file)
         if "variance" in z and not isinstance(z["variance"], str):
             raise GradeError("ztest.variance", "must be a file name", file=file)
+        if "spp" in z:
+            check_int(z["spp"], "ztest.spp", lo=1, hi=MAX_SPP, error=GradeError, file=file)
+        if "alpha" in z:
+            check_number(z["alpha"], "ztest.alpha", lo=0.0, hi=1.0, lo_open=True, error=GradeError, file=file)
+            if z["alpha"] >= 1:
+                raise GradeError("ztest.alpha", f"must be < 1, got {z['alpha']:g}", file=file)
+        if "max_fraction" in z:
+            check_number(z["max_fraction"], "ztest.max_fraction", lo=0.0, hi=1.0, error=GradeError, file=file)
+            if z["max_fraction"] >= 1:
+                raise GradeError("ztest.max_fraction", f"must be < 1, got {z['max_fraction']:g}", file=file)
 
 
 def criteria(data):

@@ -23,11 +23,12 @@ import base64
 import dataclasses
 import math
 import pathlib
-import struct
+import re
 from urllib.parse import unquote
 
 import numpy as np
 
+from userio import gltf_accessors as acc_io
 from userio.limits import check_finite, check_memory
 from userio.textio import decode_text, parse_json, read_text
 
@@ -39,11 +40,8 @@ SUFFIXES = (".gltf", ".glb")
 # Extensions read (see docs/gltf.md). A file that marks another one required is refused.
 SUPPORTED_EXTENSIONS = ("KHR_lights_punctual", "KHR_materials_emissive_strength", "KHR_materials_ior",
                         "KHR_materials_transmission", "KHR_mesh_quantization")
-_COMPONENTS = {5120: "i1", 5121: "u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
-_NCOMP = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 _MODES = {0: "POINTS", 1: "LINES", 2: "LINE_LOOP", 3: "LINE_STRIP", 4: "TRIANGLES",
           5: "TRIANGLE_STRIP", 6: "TRIANGLE_FAN"}
-_INDEX_TYPES = (5121, 5123, 5125)
 MIN_ALPHA = 1e-3           # GGX alpha (= roughness^2) below this: a perfect mirror
 METALLIC_THRESHOLD = 0.5   # metallic (factor x mean of texture) at or above: a conductor
 TRANSMISSION_THRESHOLD = 0.5
@@ -90,8 +88,9 @@ class GltfScene:
     meshes: list            # list of lists of Primitive; posed skinned meshes are appended
     placements: list        # Placement
     materials: list         # GltfMaterial, index = glTF material index
-    cameras: list           # (node, world (4,4), camera dict of the file)
-    lights: list            # (node, world (4,4), KHR_lights_punctual light dict)
+    cameras: list           # (JSON path ``cameras[c]``, world (4,4), camera dict of the file)
+    lights: list            # (JSON path ``extensions.KHR_lights_punctual.lights[k]``, world (4,4),
+                            #  the light dict)
 
     def bounds(self):
         """World-space (lo (3,), hi (3,)) of every placed primitive, or None when empty."""
@@ -117,7 +116,7 @@ def read_document(path):
         head = path.open("rb").read(4)
     except OSError as exc:
         raise OSError(f"{path}: {exc.strerror or exc}") from None
-    if head == b"glTF":
+    if head == b"glTF" or path.suffix.lower() == ".glb":
         doc, blob = _read_glb(path)
     else:
         doc, blob = _parse_json(read_text(path, "glTF file", SceneError), path), None
@@ -131,32 +130,13 @@ def _parse_json(text, path):
 
 
 def _read_glb(path):
-    """Split a GLB file into its JSON and BIN chunks, refusing truncated files."""
-    data = path.read_bytes()
-    size = len(data)
-    if size < 20:
-        raise SceneError(None, f"truncated GLB file ({size} bytes; the headers need 20)", file=path)
-    _, version, length = struct.unpack_from("<4sII", data)
-    if version != 2:
-        raise SceneError("GLB header", f"GLB version {version}; only glTF 2.0 is supported", file=path)
-    if length > size:
-        raise SceneError("GLB header", f"truncated file: the header says {length} bytes, the file "
-                         f"has {size}", file=path)
-    chunks, offset = [], 12
-    while offset < length:
-        if offset + 8 > length:
-            raise SceneError(f"GLB chunk {len(chunks)}", "truncated chunk header", file=path)
-        clen, ctype = struct.unpack_from("<I4s", data, offset)
-        if offset + 8 + clen > length:
-            raise SceneError(f"GLB chunk {len(chunks)}", f"truncated: {clen} bytes announced, "
-                             f"{length - offset - 8} left in the file", file=path)
-        chunks.append((ctype, data[offset + 8:offset + 8 + clen]))
-        offset += 8 + clen + (-clen % 4 if offset + 8 + clen < length else 0)
-    if not chunks or chunks[0][0] != b"JSON":
-        raise SceneError("GLB chunk 0", "the first chunk must be JSON", file=path)
-    text = decode_text(chunks[0][1], path, SceneError)
-    blob = chunks[1][1] if len(chunks) > 1 and chunks[1][0] == b"BIN\0" else None
-    return _parse_json(text, path), blob
+    """Split a GLB file into its JSON and BIN chunks (checked by
+    :func:`userio.gltf_accessors.split_glb`: magic, version, lengths, chunk order)."""
+    def fail(where, message):
+        raise SceneError(where, message, file=path)
+
+    text, blob = acc_io.split_glb(path.read_bytes(), fail)
+    return _parse_json(decode_text(text, path, SceneError), path), blob
 
 
 # ------------------------------------------------------------------ typed JSON access
@@ -270,82 +250,33 @@ class _Doc:
                 self.fail(bw, "has no uri and there is no GLB binary chunk")
             if len(data) < length:
                 self.fail(bw, f"has {len(data)} bytes, byteLength says {length} (truncated?)")
-            self._buffers[i] = data
+            self._buffers[i] = memoryview(data)[:length]
         return self._buffers[i]
 
-    def view(self, k, where):
-        """(bytes of bufferView ``k``, its byteStride or 0)."""
-        bv = self.item("bufferViews", k, where)
-        bw = f"bufferViews[{k}]"
-        data = self.buffer(self.int_(bv, "buffer", bw), f"{bw}.buffer")
-        start = self.int_(bv, "byteOffset", bw, 0)
-        length = self.int_(bv, "byteLength", bw, lo=1)
-        if start + length > len(data):
-            self.fail(bw, f"bytes {start}..{start + length} run past the end of buffers[{bv['buffer']}] "
-                          f"({len(data)} bytes)")
-        return memoryview(data)[start:start + length], self.int_(bv, "byteStride", bw, 0, lo=4)
+    def view(self, k, where, reader=""):
+        """(bytes of bufferView ``k``, its byteStride or 0); ``where`` names the reference."""
+        return acc_io.view_bytes(self.array("bufferViews"), k, self.buffer, self.fail, where, reader)
 
-    def _typed(self, k, offset, count, dtype, ncomp, where):
-        """(count, ncomp) array of ``dtype`` from bufferView ``k`` at ``offset``."""
-        view, stride = self.view(k, where)
-        elem = dtype.itemsize * ncomp
-        stride = stride or elem
-        need = offset + stride * (count - 1) + elem
-        if need > len(view):
-            self.fail(where, f"needs bytes up to {need} of bufferViews[{k}], which has {len(view)} "
-                             "(accessor out of range)")
-        arr = np.ndarray((count, ncomp), dtype=dtype, buffer=view, offset=offset,
-                         strides=(stride, dtype.itemsize))
-        return arr.copy()
-
-    def accessor(self, i, where, row_name="element"):
+    def accessor(self, i, where, row_name="element", usage=None):
         """Accessor ``i`` as a (count, ncomp) array: float64 for floats and normalised
-        integers, int64 otherwise; floats must be finite. ``where`` names the reference."""
+        integers, int64 otherwise; floats must be finite. ``where`` names the reference;
+        ``usage``: what it is used as (see :func:`userio.gltf_accessors.read_accessor`)."""
         acc = self.item("accessors", i, where)
         aw = f"accessors[{i}]"
-        ctype = self.int_(acc, "componentType", aw)
-        if ctype not in _COMPONENTS:
-            self.fail(f"{aw}.componentType", f"unknown component type {ctype}")
-        kind = self.str_(acc, "type", aw, choices=tuple(_NCOMP))
-        count = self.int_(acc, "count", aw, lo=1)
-        dtype, ncomp = np.dtype(_COMPONENTS[ctype]), _NCOMP[kind]
-        if kind in ("MAT2", "MAT3") and dtype.itemsize < 4:
-            self.fail(aw, f"{kind} of 1- or 2-byte components (padded columns) is not supported")
-        check_memory(count * ncomp * 8, f"{aw} ({count} x {kind})", where, error=SceneError,
-                     file=self.path)
-        if "bufferView" in acc:
-            arr = self._typed(self.int_(acc, "bufferView", aw), self.int_(acc, "byteOffset", aw, 0),
-                              count, dtype, ncomp, aw)
-        else:
-            arr = np.zeros((count, ncomp), dtype)
-        if "sparse" in acc:
-            arr = self._sparse(acc, aw, arr, dtype, ncomp)
-        if dtype.kind == "f":
+
+        def memory(count, ncomp):
+            check_memory(count * ncomp * 8, f"{aw} ({count} x {acc.get('type')})", where,
+                         error=SceneError, file=self.path)
+
+        got = acc_io.read_accessor(acc, i, self.array("bufferViews"), self.buffer, self.fail, usage, memory)
+        arr = got.data
+        if arr.dtype.kind == "f":
             out = arr.astype(np.float64)
             check_finite(out, f"{where} ({aw})", file=self.path, error=SceneError, row_name=row_name)
             return out
-        if acc.get("normalized", False) is True:
-            return np.maximum(arr.astype(np.float64) / np.iinfo(dtype).max, -1.0)
+        if got.normalized:
+            return np.maximum(arr.astype(np.float64) / np.iinfo(arr.dtype).max, -1.0)
         return arr.astype(np.int64)
-
-    def _sparse(self, acc, aw, arr, dtype, ncomp):
-        sp = self.dict_(acc, "sparse", aw)
-        sw = f"{aw}.sparse"
-        n = self.int_(sp, "count", sw, lo=1)
-        ind, val = self.dict_(sp, "indices", sw), self.dict_(sp, "values", sw)
-        itype = self.int_(ind, "componentType", f"{sw}.indices")
-        if itype not in _INDEX_TYPES:
-            self.fail(f"{sw}.indices.componentType", f"must be an unsigned integer type, got {itype}")
-        idx = self._typed(self.int_(ind, "bufferView", f"{sw}.indices"),
-                          self.int_(ind, "byteOffset", f"{sw}.indices", 0), n,
-                          np.dtype(_COMPONENTS[itype]), 1, f"{sw}.indices")[:, 0].astype(np.int64)
-        if idx.max() >= len(arr):
-            self.fail(f"{sw}.indices", f"index {int(idx.max())} out of range (count {len(arr)})")
-        vals = self._typed(self.int_(val, "bufferView", f"{sw}.values"),
-                           self.int_(val, "byteOffset", f"{sw}.values", 0), n, dtype, ncomp, f"{sw}.values")
-        arr = arr.copy()
-        arr[idx] = vals
-        return arr
 
     def image(self, i, where, srgb):
         """Decoded image ``i``: (H, W, 4) float32 (linear when ``srgb``)."""
@@ -359,11 +290,17 @@ class _Doc:
                 inline = str(uri).startswith("data:")
                 name = f"{self.path}#{iw}" if inline else str(self.path.parent / unquote(uri))
             elif "bufferView" in img:
-                view, _ = self.view(self.int_(img, "bufferView", iw), f"{iw}.bufferView")
+                view, _ = self.view(self.int_(img, "bufferView", iw), f"{iw}.bufferView", iw)
                 data, name = bytes(view), f"{self.path}#{iw}"
             else:
                 self.fail(iw, "has neither uri nor bufferView")
-            self._images[key] = decode_image_bytes(data, name, iw, srgb=srgb, file=self.path)
+            if not data.startswith((b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff")):
+                self.fail(iw, f"cannot read image {name}: not a PNG or JPEG image (its data starts "
+                              f"with {bytes(data[:8])!r})")
+            try:
+                self._images[key] = decode_image_bytes(data, name, iw, srgb=srgb, file=self.path)
+            except SceneError as exc:     # no in-memory stream's repr in the message
+                self.fail(iw, re.sub(r"\s*<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "", exc.message))
         return self._images[key]
 
 
@@ -376,16 +313,8 @@ def _faces(doc, prim, pw, n):
                                "(TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN) can be rendered")
     if "indices" in prim:
         k = doc.int_(prim, "indices", pw)
-        ctype = doc.item("accessors", k, f"{pw}.indices").get("componentType")
-        if ctype not in _INDEX_TYPES:
-            doc.fail(f"{pw}.indices", f"accessors[{k}] must hold unsigned integers, "
-                                      f"got componentType {ctype}")
-        idx = doc.accessor(k, f"{pw}.indices")
-        if idx.shape[1] != 1:
-            doc.fail(f"{pw}.indices", f"accessors[{k}] must be SCALAR")
-        idx = idx[:, 0]
-        if idx.max() >= n:
-            doc.fail(f"{pw}.indices", f"vertex index {int(idx.max())} out of range (POSITION has {n})")
+        idx = doc.accessor(k, f"{pw}.indices", usage="indices")[:, 0]
+        acc_io.check_indices(idx, n, doc.fail, f"{pw}.indices", f"accessors[{k}]")
     else:
         idx = np.arange(n, dtype=np.int64)
     if mode == 4:
@@ -404,7 +333,7 @@ def _faces(doc, prim, pw, n):
 
 def _attribute(doc, attrs, name, pw, n, ncomp, row_name):
     k = doc.int_(attrs, name, f"{pw}.attributes")
-    a = doc.accessor(k, f"{pw}.attributes.{name}", row_name)
+    a = doc.accessor(k, f"{pw}.attributes.{name}", row_name, usage=name)
     if a.shape != (n, ncomp):
         doc.fail(f"{pw}.attributes.{name}", f"expected {n} x {ncomp} values (as POSITION), got "
                                               f"{a.shape[0]} x {a.shape[1]}")
@@ -424,7 +353,7 @@ def _read_mesh(doc, m, texcoord_of):
         if "POSITION" not in attrs:
             doc.fail(f"{pw}.attributes", "no POSITION")
         pos = doc.accessor(doc.int_(attrs, "POSITION", f"{pw}.attributes"), f"{pw}.attributes.POSITION",
-                           "vertex")
+                           "vertex", usage="POSITION")
         if pos.shape[1] != 3:
             doc.fail(f"{pw}.attributes.POSITION", "must be VEC3")
         n = len(pos)
@@ -565,7 +494,7 @@ def sample_animation(doc, a, time, loop=False):
     anim = doc.item("animations", a, f"animations[{a}]")
     aw = f"animations[{a}]"
     samplers = doc.array("samplers", f"{aw}.samplers", anim)
-    channels = []
+    channels, sampled = [], []
     for c, ch in enumerate(doc.array("channels", f"{aw}.channels", anim)):
         cw = f"{aw}.channels[{c}]"
         if not isinstance(ch, dict):
@@ -581,21 +510,30 @@ def sample_animation(doc, a, time, loop=False):
             doc.fail(f"{cw}.sampler", f"refers to samplers[{s}], but the animation has {len(samplers)}")
         smp, sw = samplers[s], f"{aw}.samplers[{s}]"
         interp = doc.str_(smp, "interpolation", sw, "LINEAR", ("LINEAR", "STEP", "CUBICSPLINE"))
-        times = doc.accessor(doc.int_(smp, "input", sw), f"{sw}.input", "key time")[:, 0]
-        values = doc.accessor(doc.int_(smp, "output", sw), f"{sw}.output", "key value").astype(np.float64)
+        ia, oa = doc.int_(smp, "input", sw), doc.int_(smp, "output", sw)
+        times = doc.accessor(ia, f"{sw}.input", "key time", usage="input")[:, 0]
+        values = doc.accessor(oa, f"{sw}.output", "key value", usage=path).astype(np.float64)
+        acc_io.check_sampler(times, values, path, interp, doc.fail, sw, f"accessors[{ia}]", f"accessors[{oa}]")
         if path == "rotation" and values.shape[1] == 4:
             values = values[:, [3, 0, 1, 2]]                         # (x, y, z, w) -> (w, x, y, z)
         if interp == "CUBICSPLINE" and values.shape[0] == 3 * len(times):
             values = values.reshape(len(times), 3, -1)
         try:
             channels.append(skinning.Channel(node, path, times, values, interp))
+            sampled.append(sw)
         except skinning.SkinningError as exc:
             doc.fail(sw, str(exc).split(": ", 1)[-1])
     anim_obj = skinning.Animation(f"animations[{a}]", channels)
     t = float(time)
     if loop and anim_obj.end > anim_obj.start:
         t = anim_obj.start + (t - anim_obj.start) % (anim_obj.end - anim_obj.start)
-    return {(ch.joint, ch.path): ch.sample(t) for ch in channels}
+    out = {}
+    for c, ch in zip(sampled, channels):
+        try:
+            out[(ch.joint, ch.path)] = ch.sample(t)
+        except ValueError as exc:      # e.g. cubic-spline tangents that cross a zero quaternion
+            doc.fail(c, f"cannot sample at time {t:g}: {exc}")
+    return out
 
 
 def _scene_roots(doc, scene):
@@ -737,14 +675,14 @@ def _load(path, scene, animation, time, loop):
                 placements.append(Placement(mesh_slot[m], world, i))
         if "camera" in node:
             c = doc.int_(node, "camera", nw)
-            cameras.append((i, world, doc.item("cameras", c, f"{nw}.camera")))
+            cameras.append((f"cameras[{c}]", world, doc.item("cameras", c, f"{nw}.camera")))
         ext = doc.dict_(node, "extensions", nw)
         if "KHR_lights_punctual" in ext:
             lw = f"{nw}.extensions.KHR_lights_punctual"
             k = doc.int_(doc.dict_(ext, "KHR_lights_punctual", f"{nw}.extensions"), "light", lw)
             if k >= len(punctual) or not isinstance(punctual[k], dict):
                 doc.fail(f"{lw}.light", f"refers to light {k}, but the file has {len(punctual)}")
-            lights.append((i, world, punctual[k]))
+            lights.append((f"extensions.KHR_lights_punctual.lights[{k}]", world, punctual[k]))
     return GltfScene(path, meshes, placements, materials, cameras, lights)
 
 
@@ -824,13 +762,12 @@ def direct_scene(path):
         raise SceneError("scenes", "the scene has no meshes to render", file=path)
     height, aspect = DEFAULT_IMAGE_HEIGHT, 1.0
     if gs.cameras:
-        node, world, cam = gs.cameras[0]
-        camera, file_aspect = camera_dict(doc, world, cam, f"nodes[{node}].camera")
+        cw, world, cam = gs.cameras[0]
+        camera, file_aspect = camera_dict(doc, world, cam, cw)
         aspect = file_aspect or aspect
     else:
         camera = framing_camera(*bounds)
-    lights = [light_dict(doc, world, light, f"nodes[{node}].extensions.KHR_lights_punctual")
-              for node, world, light in gs.lights]
+    lights = [light_dict(doc, world, light, lw) for lw, world, light in gs.lights]
     background = {}
     if not lights:
         lights = [{"type": "directional", "direction": DEFAULT_LIGHT, "color": [0.6, 0.6, 0.6]}]

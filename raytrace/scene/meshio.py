@@ -424,8 +424,15 @@ def read_ply(path):
         raise SceneError(None, "a PLY mesh needs 'vertex' and 'face' elements", file=str(path))
     vx = ply["vertex"].data
     props = vx.dtype.names
-    if not all(c in props for c in "xyz"):
-        raise SceneError("element 'vertex'", "needs properties x, y, z", file=str(path))
+    missing = [c for c in "xyz" if c not in props]
+    if missing:
+        raise SceneError("element 'vertex'", f"needs properties x, y, z (missing: property "
+                         f"{', '.join(missing)})", file=str(path))
+    kinds = {prop.name: prop for prop in ply["vertex"].properties}
+    used = ["x", "y", "z", "nx", "ny", "nz"] + [n for pair in _PLY_UV_NAMES for n in pair]
+    for name in used:
+        if name in kinds:
+            _ply_scalar(kinds[name], "vertex", path)
     verts = np.stack([vx[c].astype(np.float64) for c in "xyz"], axis=1)
     check_finite(verts, "element 'vertex'", file=str(path), error=SceneError, row_name="vertex")
     normals = None
@@ -440,7 +447,7 @@ def read_ply(path):
             check_finite(uvs, f"element 'vertex' ({u}, {v})", file=str(path), error=SceneError,
                          row_name="vertex")
             break
-    faces = _ply_faces(ply["face"].data, len(verts), path)
+    faces = _ply_faces(ply["face"].data, len(verts), path, ply["face"])
     mesh = Mesh(verts, faces, None if normals is None else normals[faces],
                 None if uvs is None else uvs[faces])
     return mesh
@@ -462,17 +469,38 @@ def _ply_row(lines, exc, binary):
     return f"line {line + exc.row + 1}"
 
 
-def _ply_faces(fdata, nv, path):
+def _ply_scalar(prop, element, path):
+    """Refuse a vertex property the reader uses (x, y, z, normals, uv) that is a list or
+    not a number."""
+    import plyfile
+    where = f"element '{element}' property '{prop.name}'"
+    if isinstance(prop, plyfile.PlyListProperty):
+        raise SceneError(where, "must be a single number per vertex, not a list "
+                         f"('property {prop.name}', not 'property list ... {prop.name}')", file=str(path))
+    if np.dtype(prop.val_dtype).kind not in "iuf":
+        raise SceneError(where, f"must be a number, got type {np.dtype(prop.val_dtype)}", file=str(path))
+
+
+def _ply_faces(fdata, nv, path, element=None):
     """Face lists -> (m,3) int64 fans in file order, indices checked against ``nv``."""
+    import plyfile
     key = next((k for k in ("vertex_indices", "vertex_index") if k in fdata.dtype.names), None)
     if key is None:
         raise SceneError("element 'face'", "needs a 'vertex_indices' (or 'vertex_index') list",
+                         file=str(path))
+    prop = None if element is None else next((q for q in element.properties if q.name == key), None)
+    where = f"element 'face' property '{key}'"
+    if prop is not None and not isinstance(prop, plyfile.PlyListProperty):
+        raise SceneError(where, f"must be a list of vertex indices ('property list uchar int {key}')",
+                         file=str(path))
+    if prop is not None and np.dtype(prop.val_dtype).kind not in "iu":
+        raise SceneError(where, f"vertex indices must be integers, got type {np.dtype(prop.val_dtype)}",
                          file=str(path))
     lists = fdata[key]
     sizes = np.fromiter((len(f) for f in lists), np.int64, len(lists))
     if (sizes < 3).any():
         k = int(np.argmax(sizes < 3))
-        raise SceneError(f"element 'face' row {k}", f"a face needs at least 3 vertices, got {sizes[k]}",
+        raise SceneError(f"element 'face' row {k}", f"a face needs at least 3 vertices, got {int(sizes[k])}",
                          file=str(path))
     first = np.concatenate([[0], np.cumsum(sizes - 2)[:-1]])      # first triangle of each face
     tris = np.empty((int((sizes - 2).sum()), 3), np.int64)
@@ -483,7 +511,7 @@ def _ply_faces(fdata, nv, path):
         if bad.any():
             r = rows[np.argmax(bad.any(axis=1))]
             raise SceneError(f"element 'face' row {r}", f"vertex index out of range (there are {nv} "
-                             f"vertices): {list(lists[r])}", file=str(path))
+                             f"vertices): {[int(i) for i in lists[r]]}", file=str(path))
         k = np.arange(1, size - 1)
         fan = np.stack([np.repeat(poly[:, :1], size - 2, axis=1), poly[:, k], poly[:, k + 1]], axis=2)
         tris[(first[rows][:, None] + k - 1).ravel()] = fan.reshape(-1, 3)

@@ -165,6 +165,11 @@ def _check_emission(data):
             if obj.get("type") == "plane" and here:
                 where = p + ["emission"] if em is not None else p
                 raise SceneError(json_path(where), "an infinite plane cannot emit (use a rectangle)")
+            if obj.get("type") == "instance" and (em is not None or here):
+                where = p + ["emission"] if em is not None else p
+                raise SceneError(json_path(where), "emission is not supported on instances"
+                                 + ("" if em is not None else ", and this one is inside an emitting group")
+                                 + " (instanced shapes cannot emit: place the emitter as an ordinary object)")
             if obj.get("type") == "group":
                 walk(obj.get("children", []), p + ["children"], here)
 
