@@ -345,7 +345,7 @@ def test_default_starts_a_cluster_for_the_rest_of_a_long_job(client, tmp_path, t
     started = []
 
     @contextlib.contextmanager
-    def client_for(given, scheduler, workers, threads):
+    def client_for(given, scheduler, workers, threads, connect_timeout=None):
         started.append((given, scheduler, workers, threads))
         yield client
     monkeypatch.setattr(farm, "_client_for", client_for)

@@ -14,7 +14,12 @@ column-major; quaternions ``[x, y, z, w]``; a node's local matrix is ``T R S``; 
 ``(0, 0)`` is the image's top-left corner (ours too: no flip). Animation channels are
 sampled with the skinning library's :class:`skinning.Channel` (LINEAR, STEP,
 CUBICSPLINE); skinned meshes (every node with a mesh and a skin; one skin may deform
-several meshes) are posed with :func:`skinning.load_gltf_scene`.
+several meshes) are posed with :func:`skinning.load_gltf_scene`. Morph targets are
+blended at load with the node's (animated) weights; the base colour texture's TEXCOORD set
+and ``KHR_texture_transform`` are applied to the texture coordinates.
+
+What is read approximately or not at all (``COLOR_0``, alpha ``BLEND``, per-texel
+``MASK``, extensions only used) gives one :class:`GltfWarning` per kind and file.
 
 Every problem in the file raises :class:`~raytrace.errors.SceneError` naming the file and
 the JSON path inside it (``model.glb: meshes[0].primitives[1].indices: ...``).
@@ -24,6 +29,7 @@ import dataclasses
 import math
 import pathlib
 import re
+import warnings
 from urllib.parse import unquote
 
 import numpy as np
@@ -39,7 +45,7 @@ from .validate import MAX_MAGNITUDE
 SUFFIXES = (".gltf", ".glb")
 # Extensions read (see docs/gltf.md). A file that marks another one required is refused.
 SUPPORTED_EXTENSIONS = ("KHR_lights_punctual", "KHR_materials_emissive_strength", "KHR_materials_ior",
-                        "KHR_materials_transmission", "KHR_mesh_quantization")
+                        "KHR_materials_transmission", "KHR_mesh_quantization", "KHR_texture_transform")
 _MODES = {0: "POINTS", 1: "LINES", 2: "LINE_LOOP", 3: "LINE_STRIP", 4: "TRIANGLES",
           5: "TRIANGLE_STRIP", 6: "TRIANGLE_FAN"}
 MIN_ALPHA = 1e-3           # GGX alpha (= roughness^2) below this: a perfect mirror
@@ -47,11 +53,17 @@ METALLIC_THRESHOLD = 0.5   # metallic (factor x mean of texture) at or above: a 
 TRANSMISSION_THRESHOLD = 0.5
 
 
+class GltfWarning(UserWarning):
+    """Something in a glTF file that is read approximately or not at all (one warning per
+    kind of problem and file, starting with the file's name)."""
+
+
 @dataclasses.dataclass
 class Primitive:
     """One triangle primitive in its mesh's space: ``positions`` (n,3) float64,
     ``normals`` (n,3) or None (then flat), ``uvs`` (n,2) or None (TEXCOORD_n of the
-    material's base-colour texture, else TEXCOORD_0), ``faces`` (m,3) int64 counter-clockwise, ``material``
+    material's base-colour texture, else TEXCOORD_0, with its ``KHR_texture_transform``
+    applied), ``faces`` (m,3) int64 counter-clockwise, ``material``
     index into :attr:`GltfScene.materials` (-1: none given)."""
     positions: np.ndarray
     normals: object
@@ -85,7 +97,8 @@ class GltfMaterial:
 class GltfScene:
     """What the renderer takes from one glTF scene (see the module docstring)."""
     path: pathlib.Path
-    meshes: list            # list of lists of Primitive; posed skinned meshes are appended
+    meshes: list            # list of lists of Primitive; morphed and posed skinned meshes
+                            # are appended
     placements: list        # Placement
     materials: list         # GltfMaterial, index = glTF material index
     cameras: list           # (JSON path ``cameras[c]``, world (4,4), camera dict of the file)
@@ -155,6 +168,19 @@ class _Doc:
         self.blob = blob
         self._buffers = {}
         self._images = {}
+        self.notes = {}         # warning text -> JSON paths it applies to (ordered)
+
+    def warn(self, message, where=None):
+        """Note a warning for :meth:`emit_warnings`: each text once per file, with the
+        JSON paths it was noted for (``where``) listed after it."""
+        places = self.notes.setdefault(message, [])
+        if where is not None and where not in places:
+            places.append(where)
+
+    def emit_warnings(self):
+        for message, places in self.notes.items():
+            more = f" ({', '.join(places[:4])}{', ...' if len(places) > 4 else ''})" if places else ""
+            warnings.warn(f"{self.path.name}: {message}{more}", GltfWarning, stacklevel=4)
 
     def fail(self, where, message):
         raise SceneError(where, message, file=self.path)
@@ -331,17 +357,78 @@ def _faces(doc, prim, pw, n):
     return np.stack([idx[k], idx[k + 1 + odd], idx[k + 2 - odd]], axis=1)
 
 
-def _attribute(doc, attrs, name, pw, n, ncomp, row_name):
-    k = doc.int_(attrs, name, f"{pw}.attributes")
-    a = doc.accessor(k, f"{pw}.attributes.{name}", row_name, usage=name)
+def _attribute(doc, attrs, name, pw, n, ncomp, row_name, key="attributes"):
+    """Attribute ``name`` of ``attrs`` (``pw.key``: an ``attributes`` object, or with key
+    "" a morph target): (n, ncomp) float64."""
+    aw = _at(pw, key) if key else pw
+    k = doc.int_(attrs, name, aw)
+    a = doc.accessor(k, f"{aw}.{name}", row_name, usage=name)
     if a.shape != (n, ncomp):
-        doc.fail(f"{pw}.attributes.{name}", f"expected {n} x {ncomp} values (as POSITION), got "
+        doc.fail(f"{aw}.{name}", f"expected {n} x {ncomp} values (as POSITION), got "
                                               f"{a.shape[0]} x {a.shape[1]}")
     return a.astype(np.float64)
 
 
-def _read_mesh(doc, m, texcoord_of):
-    """Primitives of ``meshes[m]``; ``texcoord_of(material)``: the TEXCOORD set it needs."""
+def morph_target_count(doc, m):
+    """Number of morph targets of ``meshes[m]`` (those of its first primitive; the spec
+    asks every primitive to have as many)."""
+    mesh = doc.item("meshes", m, f"meshes[{m}]")
+    prims = doc.array("primitives", f"meshes[{m}].primitives", mesh)
+    if not prims or not isinstance(prims[0], dict):
+        return 0
+    return len(doc.array("targets", f"meshes[{m}].primitives[0].targets", prims[0]))
+
+
+def morph_weights(doc, m, node, nw, animated, i):
+    """Morph weights (n,) of ``meshes[m]`` placed by ``nodes[i]`` (``node``): the animated
+    ``weights`` of the node, else its ``weights``, else the mesh's, else zeros; None when
+    the mesh has no morph targets."""
+    n = morph_target_count(doc, m)
+    if n == 0:
+        return None
+    if (i, "weights") in animated:
+        return animated[(i, "weights")]
+    mesh = doc.doc["meshes"][m]
+    for obj, where in ((node, nw), (mesh, f"meshes[{m}]")):
+        if "weights" in obj:
+            w = obj["weights"]
+            if not isinstance(w, list):
+                doc.fail(_at(where, "weights"), "must be an array of numbers")
+            if len(w) != n:
+                doc.fail(_at(where, "weights"), f"has {len(w)} weights, the mesh has {n} morph targets")
+            return doc.vec(obj, "weights", n, where, None)
+    return np.zeros(n)
+
+
+def _morph(doc, prim, pw, n, weights, pos, nrm):
+    """POSITION and NORMAL of a primitive with its morph ``targets`` blended by ``weights``
+    (displacements added; normals renormalised)."""
+    targets = doc.array("targets", f"{pw}.targets", prim)
+    if weights is None or not targets:
+        return pos, nrm
+    if len(targets) != len(weights):
+        doc.fail(f"{pw}.targets", f"has {len(targets)} morph targets, the weights {len(weights)}")
+    pos, nrm = pos.copy(), None if nrm is None else nrm.copy()
+    for t, (target, w) in enumerate(zip(targets, weights)):
+        tw = f"{pw}.targets[{t}]"
+        if not isinstance(target, dict):
+            doc.fail(tw, "must be an object")
+        if w == 0.0:
+            continue
+        if "POSITION" in target:
+            pos += w * _attribute(doc, target, "POSITION", tw, n, 3, "vertex", "")
+        if "NORMAL" in target and nrm is not None:
+            nrm += w * _attribute(doc, target, "NORMAL", tw, n, 3, "normal", "")
+    if nrm is not None:
+        length = np.linalg.norm(nrm, axis=1, keepdims=True)
+        nrm = np.where(length > 0, nrm / np.where(length > 0, length, 1.0), nrm)
+    return pos, nrm
+
+
+def _read_mesh(doc, m, uv_map, weights=None):
+    """Primitives of ``meshes[m]``; ``uv_map(material)``: (the TEXCOORD set its base-colour
+    texture reads or None, the (3,3) ``KHR_texture_transform`` matrix or None);
+    ``weights``: morph target weights (None: the base shape)."""
     mesh = doc.item("meshes", m, f"meshes[{m}]")
     prims = doc.array("primitives", f"meshes[{m}].primitives", mesh)
     out = []
@@ -359,14 +446,23 @@ def _read_mesh(doc, m, texcoord_of):
         n = len(pos)
         pos = pos.astype(np.float64)
         nrm = _attribute(doc, attrs, "NORMAL", pw, n, 3, "normal") if "NORMAL" in attrs else None
+        pos, nrm = _morph(doc, prim, pw, n, weights, pos, nrm)
+        if "COLOR_0" in attrs:
+            doc.warn("COLOR_0 vertex colours are not rendered yet; the base colour is used")
         mat = doc.int_(prim, "material", pw, -1)
         if mat >= 0:
             doc.item("materials", mat, f"{pw}.material")
-        tc = texcoord_of(mat)            # the set the base-colour texture uses, else set 0
-        tc = 0 if tc is None or f"TEXCOORD_{tc}" not in attrs else tc
+        tc, transform = uv_map(mat)      # the set the base-colour texture uses, else set 0
+        if tc is not None and f"TEXCOORD_{tc}" not in attrs:
+            doc.warn("a base colour texture reads a TEXCOORD set the primitive lacks; TEXCOORD_0 "
+                     "is used", f"{pw} (TEXCOORD_{tc})")
+            tc = 0
+        tc = 0 if tc is None else tc
         uvs = None
         if f"TEXCOORD_{tc}" in attrs:
             uvs = _attribute(doc, attrs, f"TEXCOORD_{tc}", pw, n, 2, "texture coordinate")
+            if transform is not None:
+                uvs = uvs @ transform[:2, :2].T + transform[:2, 2]
         out.append(Primitive(pos, nrm, uvs, _faces(doc, prim, pw, n), mat))
     return out
 
@@ -397,8 +493,10 @@ def _material(doc, k, names):
     metallic = doc.num(pbr, "metallicFactor", pw, 1.0, 0.0, 1.0)
     rough = doc.num(pbr, "roughnessFactor", pw, 1.0, 0.0, 1.0)
     colour = [float(c) for c in base[:3]]
+    alphas = np.array([base[3]])           # every alpha value of the surface
     if "baseColorTexture" in pbr:
         img, src = _texture_image(doc, pbr["baseColorTexture"], f"{pw}.baseColorTexture", srgb=True)
+        alphas = base[3] * img[..., 3].ravel()
         colour = {"type": "image", "pixels": img[..., :3], "tint": base[:3].tolist(),
                   "key": (str(doc.path), f"images[{src}]")}
     if "metallicRoughnessTexture" in pbr:
@@ -427,22 +525,49 @@ def _material(doc, k, names):
         emission = emission * img[..., :3].reshape(-1, 3).mean(axis=0)
     mode = doc.str_(mat, "alphaMode", mw, "OPAQUE", ("OPAQUE", "MASK", "BLEND"))
     cutoff = doc.num(mat, "alphaCutoff", mw, 0.5, 0.0)
-    hidden = mode == "MASK" and base[3] < cutoff
+    hidden = mode == "MASK" and bool((alphas < cutoff).all())
+    if mode == "MASK" and not hidden and (alphas < cutoff).any():
+        doc.warn("alphaMode MASK with a texture alpha that crosses alphaCutoff: per-texel cut-outs "
+                 "are not rendered yet; rendered opaque", mw)
+    elif mode == "BLEND" and (alphas < 1.0).any():
+        doc.warn("alphaMode BLEND is not rendered yet; rendered opaque", mw)
     return GltfMaterial(name, spec, emission if emission.any() else None, hidden)
 
 
-def _texcoord_set(doc, k):
-    """TEXCOORD set of material ``k``'s base-colour texture, or None."""
+def texture_transform(doc, info, where):
+    """(TEXCOORD set, (3,3) UV matrix or None) of a textureInfo object: its ``texCoord``
+    and its ``KHR_texture_transform`` (``offset``, ``rotation``, ``scale``; the
+    extension's own ``texCoord`` overrides the info's). The matrix is the extension's
+    ``T R S``: uv' = M (u, v, 1)."""
+    if not isinstance(info, dict):
+        doc.fail(where, "must be an object")
+    tc = doc.int_(info, "texCoord", where, 0)
+    ext = doc.dict_(doc.dict_(info, "extensions", where), "KHR_texture_transform", f"{where}.extensions")
+    if not ext:
+        return tc, None
+    xw = f"{where}.extensions.KHR_texture_transform"
+    ox, oy = doc.vec(ext, "offset", 2, xw, [0.0, 0.0])
+    r = doc.num(ext, "rotation", xw, 0.0)
+    sx, sy = doc.vec(ext, "scale", 2, xw, [1.0, 1.0])
+    tc = doc.int_(ext, "texCoord", xw, tc)
+    c, s = math.cos(r), math.sin(r)
+    translate = np.array([[1.0, 0.0, ox], [0.0, 1.0, oy], [0.0, 0.0, 1.0]])
+    rotate = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
+    return tc, translate @ rotate @ np.diag([sx, sy, 1.0])
+
+
+def _uv_map(doc, k):
+    """(TEXCOORD set, UV matrix or None) of material ``k``'s base-colour texture, the one
+    texture sampled per point (the metallic-roughness and emissive textures are averaged
+    over their whole image, so their sets and transforms do not change the result);
+    (None, None) without one."""
     if k < 0:
-        return None
+        return None, None
     mat = doc.item("materials", k, f"materials[{k}]")
     pbr = doc.dict_(mat, "pbrMetallicRoughness", f"materials[{k}]")
-    info = pbr.get("baseColorTexture")
-    if info is None:
-        return None
-    if not isinstance(info, dict):
-        doc.fail(f"materials[{k}].pbrMetallicRoughness.baseColorTexture", "must be an object")
-    return doc.int_(info, "texCoord", f"materials[{k}].pbrMetallicRoughness.baseColorTexture", 0)
+    if "baseColorTexture" not in pbr:
+        return None, None
+    return texture_transform(doc, pbr["baseColorTexture"], f"materials[{k}].pbrMetallicRoughness.baseColorTexture")
 
 
 # ------------------------------------------------------------------ nodes, animation
@@ -487,24 +612,30 @@ def animation_index(doc, animation, where):
 
 
 def sample_animation(doc, a, time, loop=False):
-    """Node TRS values of ``animations[a]`` at ``time`` s: {(node, path): value}. Channels
-    on morph ``weights`` are ignored. Uses :class:`skinning.Channel` for the samplers."""
+    """Node values of ``animations[a]`` at ``time`` s: {(node, path): value} for paths
+    ``translation``, ``rotation``, ``scale`` (sampled by :class:`skinning.Channel`) and
+    morph ``weights`` (by :func:`_sample_weights`)."""
     import skinning
 
     anim = doc.item("animations", a, f"animations[{a}]")
     aw = f"animations[{a}]"
     samplers = doc.array("samplers", f"{aw}.samplers", anim)
-    channels, sampled = [], []
+    channels, sampled, weights = [], [], {}
     for c, ch in enumerate(doc.array("channels", f"{aw}.channels", anim)):
         cw = f"{aw}.channels[{c}]"
         if not isinstance(ch, dict):
             doc.fail(cw, "must be an object")
         target = doc.dict_(ch, "target", cw)
         path = doc.str_(target, "path", f"{cw}.target")
-        if path not in ("translation", "rotation", "scale") or "node" not in target:
+        if path not in ("translation", "rotation", "scale", "weights") or "node" not in target:
             continue
         node = doc.int_(target, "node", f"{cw}.target")
-        doc.item("nodes", node, f"{cw}.target.node")
+        nd = doc.item("nodes", node, f"{cw}.target.node")
+        if path == "weights":
+            n = morph_target_count(doc, doc.int_(nd, "mesh", f"nodes[{node}]")) if "mesh" in nd else 0
+            if n == 0:
+                doc.warn("a weights channel animates a node without morph targets; ignored", cw)
+                continue
         s = doc.int_(ch, "sampler", cw)
         if s >= len(samplers) or not isinstance(samplers[s], dict):
             doc.fail(f"{cw}.sampler", f"refers to samplers[{s}], but the animation has {len(samplers)}")
@@ -513,6 +644,9 @@ def sample_animation(doc, a, time, loop=False):
         ia, oa = doc.int_(smp, "input", sw), doc.int_(smp, "output", sw)
         times = doc.accessor(ia, f"{sw}.input", "key time", usage="input")[:, 0]
         values = doc.accessor(oa, f"{sw}.output", "key value", usage=path).astype(np.float64)
+        if path == "weights":
+            weights[(node, path)] = _weights_sampler(doc, times, values, n, interp, sw, ia, oa)
+            continue
         acc_io.check_sampler(times, values, path, interp, doc.fail, sw, f"accessors[{ia}]", f"accessors[{oa}]")
         if path == "rotation" and values.shape[1] == 4:
             values = values[:, [3, 0, 1, 2]]                         # (x, y, z, w) -> (w, x, y, z)
@@ -524,16 +658,54 @@ def sample_animation(doc, a, time, loop=False):
         except skinning.SkinningError as exc:
             doc.fail(sw, str(exc).split(": ", 1)[-1])
     anim_obj = skinning.Animation(f"animations[{a}]", channels)
+    spans = [(anim_obj.start, anim_obj.end)] if channels else []
+    spans += [(w[0][0], w[0][-1]) for w in weights.values()]
+    start, end = min([a for a, _ in spans], default=0.0), max([b for _, b in spans], default=0.0)
     t = float(time)
-    if loop and anim_obj.end > anim_obj.start:
-        t = anim_obj.start + (t - anim_obj.start) % (anim_obj.end - anim_obj.start)
-    out = {}
+    if loop and end > start:
+        t = start + (t - start) % (end - start)
+    out = {key: _sample_weights(*w, t) for key, w in weights.items()}
     for c, ch in zip(sampled, channels):
         try:
             out[(ch.joint, ch.path)] = ch.sample(t)
         except ValueError as exc:      # e.g. cubic-spline tangents that cross a zero quaternion
             doc.fail(c, f"cannot sample at time {t:g}: {exc}")
     return out
+
+
+def _weights_sampler(doc, times, values, n, interp, sw, ia, oa):
+    """(times (K,), keys (K, n) or with CUBICSPLINE (K, 3, n) as in-tangent, value,
+    out-tangent, interpolation) of a morph ``weights`` sampler for ``n`` targets."""
+    k = len(times)
+    want = k * n * (3 if interp == "CUBICSPLINE" else 1)
+    if values.size != want:
+        doc.fail(f"{sw}.output", f"accessors[{oa}] holds {values.size} values; {k} key times "
+                                 f"({interp}) of {n} morph weights need {want}")
+    acc_io.check_sampler(times, values.reshape(-1, n), "weights", interp, doc.fail, sw,
+                         f"accessors[{ia}]", f"accessors[{oa}]")
+    keys = values.reshape(k, 3, n) if interp == "CUBICSPLINE" else values.reshape(k, n)
+    return times, keys, interp
+
+
+def _sample_weights(times, keys, interp, t):
+    """Morph weights at time ``t`` (glTF 2.0 appendix C: before the first key the first
+    value, after the last the last)."""
+    cubic = interp == "CUBICSPLINE"
+    value = (lambda j: keys[j, 1]) if cubic else (lambda j: keys[j])
+    if t <= times[0]:
+        return value(0).copy()
+    if t >= times[-1]:
+        return value(len(times) - 1).copy()
+    j = int(np.searchsorted(times, t, side="right")) - 1
+    td = times[j + 1] - times[j]
+    u = (t - times[j]) / td
+    if interp == "STEP":
+        return value(j).copy()
+    if interp == "LINEAR":
+        return (1.0 - u) * keys[j] + u * keys[j + 1]
+    u2, u3 = u * u, u * u * u
+    return ((2 * u3 - 3 * u2 + 1) * keys[j, 1] + td * (u3 - 2 * u2 + u) * keys[j, 2]
+            + (-2 * u3 + 3 * u2) * keys[j + 1, 1] + td * (u3 - u2) * keys[j + 1, 0])
 
 
 def _scene_roots(doc, scene):
@@ -577,12 +749,18 @@ def _walk(doc, roots, animated):
 
 # ------------------------------------------------------------------------ the scene
 def check_extensions(doc):
+    """Refuse a file whose ``extensionsRequired`` names an extension we do not read; note
+    one warning naming those that are only in ``extensionsUsed`` (they are ignored)."""
     required = doc.array("extensionsRequired")
     for k, name in enumerate(required):
         if name not in SUPPORTED_EXTENSIONS:
             supported = ", ".join(SUPPORTED_EXTENSIONS)
             doc.fail(f"extensionsRequired[{k}]", f"the file requires extension {name!r}, which raytrace "
                                                  f"does not support (supported: {supported})")
+    ignored = [name for name in doc.array("extensionsUsed")
+               if isinstance(name, str) and name not in SUPPORTED_EXTENSIONS]
+    if ignored:
+        doc.warn(f"extensionsUsed: {', '.join(ignored)} not supported; ignored")
     asset = doc.dict_(doc.doc, "asset", "(top level)")
     version = asset.get("version")
     if not isinstance(version, str) or not version.startswith("2."):
@@ -620,7 +798,7 @@ def _skinned(doc, i, walk, state, anim, time, loop):
 
 def load_gltf(path, scene=None, animation=None, time=0.0, loop=False):
     """Read ``scene`` (default: the file's) of a glTF file -> :class:`GltfScene`, with
-    node TRS animation ``animation`` (index or name; None: the nodes as authored) sampled
+    node TRS and morph weights animation ``animation`` (index or name; None: the nodes as authored) sampled
     at ``time`` seconds (``loop``: wrapped into the animation's time span). The last
     result is cached (keyed on the file's path, size and modification time)."""
     path = pathlib.Path(path).resolve()
@@ -661,18 +839,24 @@ def _load(path, scene, animation, time, loop):
         nw = f"nodes[{i}]"
         if "mesh" in node:
             m = doc.int_(node, "mesh", nw)
-            if m not in mesh_slot:
-                mesh_slot[m] = len(meshes)
-                meshes.append(_read_mesh(doc, m, lambda k: _texcoord_set(doc, k)))
+            doc.item("meshes", m, f"{nw}.mesh")
+            weights = morph_weights(doc, m, node, nw, animated, i)
+            if "skin" in node and weights is not None and weights.any():
+                doc.warn("morph targets of skinned meshes are not applied; the base shape is skinned", nw)
+                weights = None
+            slot = (m, None if weights is None else tuple(weights.tolist()))
+            if slot not in mesh_slot:
+                mesh_slot[slot] = len(meshes)
+                meshes.append(_read_mesh(doc, m, lambda k: _uv_map(doc, k), weights))
             if "skin" in node:
                 key = (m, doc.int_(node, "skin", nw))
                 if key not in posed:          # the node's transform is ignored: same result
                     v, n = _skinned(doc, i, walk, skinned, anim, time, loop)
                     posed[key] = len(meshes)
-                    meshes.append(_split_posed(doc, m, meshes[mesh_slot[m]], v, n))
+                    meshes.append(_split_posed(doc, m, meshes[mesh_slot[slot]], v, n))
                 placements.append(Placement(posed[key], np.eye(4), i))
             else:
-                placements.append(Placement(mesh_slot[m], world, i))
+                placements.append(Placement(mesh_slot[slot], world, i))
         if "camera" in node:
             c = doc.int_(node, "camera", nw)
             cameras.append((f"cameras[{c}]", world, doc.item("cameras", c, f"{nw}.camera")))
@@ -683,6 +867,7 @@ def _load(path, scene, animation, time, loop):
             if k >= len(punctual) or not isinstance(punctual[k], dict):
                 doc.fail(f"{lw}.light", f"refers to light {k}, but the file has {len(punctual)}")
             lights.append((f"extensions.KHR_lights_punctual.lights[{k}]", world, punctual[k]))
+    doc.emit_warnings()
     return GltfScene(path, meshes, placements, materials, cameras, lights)
 
 
