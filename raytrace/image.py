@@ -33,7 +33,8 @@ class RenderInfo:
     spp_requested: int
     seed: int
     nonfinite: int           # samples that came out NaN or inf and were dropped (0 expected)
-    seconds: float           # wall time of the render call
+    seconds: float           # wall time of the render call, less compile_seconds
+    compile_seconds: float = 0.0   # time spent compiling kernels during it (a first run)
 
 
 class RenderedImage(np.ndarray):

@@ -12,7 +12,6 @@ What the renderer derives from a scene once (the cube map, the path tracer's lig
 distribution) it keeps in its own cache keyed by the scene object, never on the scene.
 """
 import contextlib
-import dataclasses
 import math
 import signal
 import sys
@@ -39,15 +38,6 @@ from .scene.emitters import build_lights, scene_bounds
 from .scene.lights import punctual_lights
 from .settings import (BYTES_PER_PIXEL, DEFAULTS, INTEGRATORS, OVERRIDES,  # noqa: F401  (re-exported)
                        check_overrides, resolve_settings)
-
-
-
-@dataclasses.dataclass(frozen=True)
-class TimedRenderInfo(RenderInfo):
-    """The ``info`` of :func:`render`'s images: :class:`~raytrace.image.RenderInfo`, whose
-    ``seconds`` is the render's wall time less the time spent compiling kernels (a first
-    run), and ``compile_seconds``, that time (0 when every kernel came from the cache)."""
-    compile_seconds: float = 0.0
 
 
 class RenderInterrupted(KeyboardInterrupt):
@@ -246,9 +236,9 @@ def _info(s, done, nonfinite, clock):
     """``clock``: (start time, :class:`raytrace.warmup.CompileTimer` of the render)."""
     t0, compiling = clock
     spent = compiling.seconds
-    return TimedRenderInfo(integrator=s["integrator"], width=s["width"], height=s["height"],
-                           spp=done, spp_requested=s["spp"], seed=s["seed"], nonfinite=nonfinite,
-                           seconds=max(0.0, time.perf_counter() - t0 - spent), compile_seconds=spent)
+    return RenderInfo(integrator=s["integrator"], width=s["width"], height=s["height"],
+                      spp=done, spp_requested=s["spp"], seed=s["seed"], nonfinite=nonfinite,
+                      seconds=max(0.0, time.perf_counter() - t0 - spent), compile_seconds=spent)
 
 
 def _progress_bar(progress, total, unit, desc):

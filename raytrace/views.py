@@ -194,8 +194,6 @@ def render_view(scene, mode, highlight=None, **overrides):
         raise SceneError("view", f"must be one of {', '.join(MODES)}, got {mode!r}")
     if (mode == "highlight") != (highlight is not None):
         raise SceneError("--highlight", "give a name with the 'highlight' view (and only with it)")
-    if mode == "highlight":
-        highlight_matches(scene, highlight)
     s = resolve_settings(scene, overrides)
     if mode in ("objects", "materials"):
         obj, mat = _ids(scene, s)

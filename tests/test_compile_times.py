@@ -13,6 +13,7 @@ import raytrace
 from raytrace import cli, renderer, views, warmup
 from raytrace.film import aov_files
 from raytrace.film.merge import merge_renders
+from raytrace.image import RenderInfo
 
 SCENE = {
     "camera": {"center": [0, 0, 5], "direction": [0, 0, -1], "fov": 40},
@@ -161,7 +162,7 @@ def test_merge_sums_both_times(tmp_path):
     paths = []
     for seed, compiled in ((1, 4.0), (2, 0.0)):
         image = raytrace.render(scene, seed=seed)
-        image.info = renderer.TimedRenderInfo(**{**vars(image.info), "seconds": 1.5,
+        image.info = RenderInfo(**{**vars(image.info), "seconds": 1.5,
                                                  "compile_seconds": compiled})
         paths.append(tmp_path / f"{seed}.exr")
         paths[-1].write_bytes(aov_files.encode_color(paths[-1], image, aov_files.render_metadata(image, scene)))

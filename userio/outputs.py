@@ -22,10 +22,12 @@ import tempfile
 from .errors import UserError
 
 
-def _umask():
+def output_mode():
+    """The mode every output file gets: ``0666`` less the umask (what ``open`` would give;
+    ``mkstemp`` makes temporaries ``0600``)."""
     mask = os.umask(0)
     os.umask(mask)
-    return mask
+    return 0o666 & ~mask
 
 
 def check_output_path(path, option=None, suffixes=None, error=UserError, what="file"):
@@ -80,7 +82,7 @@ def _stage(path, data):
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())        # mkstemp makes 0600; give the usual mode
+        os.chmod(tmp, output_mode())            # mkstemp makes 0600
     except BaseException as exc:
         _unlink(tmp)
         if isinstance(exc, OSError):

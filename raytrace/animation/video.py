@@ -12,6 +12,7 @@ import pathlib
 import tempfile
 
 import numpy as np
+from userio.outputs import output_mode
 
 from ..errors import SceneError
 from ..image import _short_reason, read_pfm, to_8bit
@@ -91,15 +92,9 @@ def _staged(path):
     return tmp
 
 
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _commit(tmp, path):
     try:
-        os.chmod(tmp, 0o666 & ~_umask())        # mkstemp made it 0600
+        os.chmod(tmp, output_mode())            # mkstemp made it 0600
         os.replace(tmp, path)
     except BaseException:
         _remove(tmp)

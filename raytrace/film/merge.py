@@ -15,6 +15,7 @@ renders that saw something there), ``variance`` as ``sum(spp_i^2 v_i) / sum(spp_
 ``samples`` summed; the id layers must agree (they come through the pixel centres).
 """
 import numpy as np
+from userio.limits import check_int, check_number
 
 from ..errors import SceneError
 from .aov_files import ID_LAYERS, IMAGE_SETTINGS, read_render
@@ -37,11 +38,7 @@ def _meta_int(value, path, field, lo, hi):
     [lo, hi]; SceneError naming the file and the attribute otherwise."""
     if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise SceneError(field, f"must be a whole number, got {value!r}", file=path)
-    if not lo <= int(value) <= hi:
-        raise SceneError(field, f"must be from {lo} to {hi}, got {int(value)}", file=path)
-    return int(value)
+    return check_int(value, field, lo, hi, SceneError, path)
 
 
 def _check_meta(path, meta):
@@ -52,11 +49,7 @@ def _check_meta(path, meta):
             _meta_int(meta[key], path, f"raytrace:{key}", 0, 2 ** 62)
     for key in FLOAT_META:
         if key in meta:
-            value = meta[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) \
-                    or value < 0:
-                raise SceneError(f"raytrace:{key}", f"must be a finite number of seconds >= 0, got {value!r}",
-                                 file=path)
+            check_number(meta[key], f"raytrace:{key}", lo=0.0, error=SceneError, file=path)
     _seeds(meta, path)
 
 

@@ -27,7 +27,7 @@ import pathlib
 import struct
 
 import numpy as np
-from userio.limits import MAX_IMAGE_PIXELS, check_image_size
+from userio.limits import MAX_IMAGE_PIXELS, check_image_size, check_int
 
 from ..image import linear_to_srgb, srgb_to_linear
 from .errors import GradeError
@@ -300,11 +300,7 @@ def _stored_spp(value, name, field):
         value = int(value)                    # counts beyond 32 bits are stored as text
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise GradeError(field, f"must be a whole number of samples, got {value!r}", file=name)
-    if not 1 <= value <= 2 ** 40:
-        raise GradeError(field, f"must be from 1 to 2^40 samples, got {value}", file=name)
-    return value
+    return check_int(value, field, 1, 2 ** 40, GradeError, name)
 
 
 def _check_npy_header(name, stream, member=None):
