@@ -78,6 +78,9 @@ MATERIAL = np.dtype([
     ("color", "<f8", (3,)),       # the path tracer's base colour
     ("texture", "<f8"),           # texture row, -1 for none
     ("alpha", "<f8"),             # GGX roughness of rough_conductor
+    ("cutout", "<f8"),            # coverage texture row (its red channel), -1 for none
+    ("cutoff", "<f8"),            # >= 0: a cut-out, kept where coverage >= cutoff (glTF MASK);
+                                  # -1: stochastic, kept with probability = coverage (BLEND)
 ])
 MATERIAL_WIDTH = MATERIAL.itemsize // 8
 
@@ -96,6 +99,8 @@ M_TYPE = _column("type")
 M_COLOR = _column("color")
 M_TEX = _column("texture")
 M_ALPHA = _column("alpha")
+M_CUTOUT = _column("cutout")
+M_CUTOFF = _column("cutoff")
 
 # material types (column M_TYPE)
 MAT_PHONG, MAT_DIFFUSE, MAT_CONDUCTOR, MAT_ROUGH_CONDUCTOR, MAT_DIELECTRIC = 0, 1, 2, 3, 4
@@ -130,7 +135,15 @@ class Geometry(NamedTuple):
 
     Object ids: every leaf object of the scene (a sphere, a mesh, an instance, ...) has
     an id, in the order the scene lists them (``Scene.object_names`` names them); a hit
-    on an instance has the instance's id."""
+    on an instance has the instance's id.
+
+    Vertex colours: triangle ``t`` with ``tri_color_row[t] >= 0`` multiplies its base colour
+    (the material's colour or texture, both integrators) by the barycentric blend of the
+    linear RGB ``corner_colors[tri_color_row[t]]`` (one row per corner).
+
+    Coverage: a material row with a ``cutout`` texture (see :data:`MATERIAL`) is partly
+    transparent; ``cutouts`` counts such rows (0: every surface is opaque and the scene
+    queries skip the coverage test)."""
     tri_v0: np.ndarray          # (T,3) world-space vertices
     tri_v1: np.ndarray
     tri_v2: np.ndarray
@@ -166,6 +179,9 @@ class Geometry(NamedTuple):
     tri_obj: np.ndarray         # (T,) int64 object id (-1 inside shared prototypes)
     sph_obj: np.ndarray         # (S,) int64
     pl_obj: np.ndarray          # (P,) int64
+    tri_color_row: np.ndarray   # (T,) int64 row of `corner_colors`, -1 = no vertex colours
+    corner_colors: np.ndarray   # (C,3,3) linear RGB at each corner of a coloured triangle
+    cutouts: int                # material rows with a coverage texture (0: all opaque)
     world_tris: int             # triangles [0, world_tris) are in world space
     world_spheres: int          # spheres [0, world_spheres) are in world space
 

@@ -1,7 +1,8 @@
 """glTF features read by the loader alone: KHR_materials_emissive_strength (rendered),
 KHR_texture_transform and texCoord sets (the geometry's texture coordinates and texels),
 morph targets (mesh / node / animated weights: the loaded vertices and normals), the
-warnings for what is not rendered (COLOR_0, alpha modes, extensions only used) and the
+alpha modes' coverage textures, the warnings for what is not read (COLOR_0 alpha,
+extensions only used) and the
 refusal of unsupported required extensions. Expected values are computed here by hand."""
 import math
 import warnings
@@ -11,7 +12,7 @@ import pytest
 
 import raytrace
 from raytrace.errors import SceneError
-from raytrace.layout import M_TEX
+from raytrace.layout import M_CUTOFF, M_CUTOUT, M_TEX
 from raytrace.scene.gltf import GltfWarning, load_gltf
 from raytrace.scene.build import build_geometry
 from raytrace.scene.validate import validate_scene
@@ -280,16 +281,21 @@ def test_bad_weights_are_refused_with_their_path(tmp_path):
 
 
 # ------------------------------------------------------ warnings: what is not rendered
-def test_color_0_warns_once_per_file(tmp_path):
+def test_color_0_alpha_below_one_warns_once_per_file(tmp_path):
+    """COLOR_0 is rendered (tests/test_gltf_appearance.py); only its alpha is not read,
+    which warns once per file, and only when some alpha is below 1."""
     g = GltfBuilder()
     prims = [quad(g), quad(g)]
     for p in prims:
-        p["attributes"]["COLOR_0"] = g.accessor(np.tile([1.0, 0.0, 0.0, 1.0], (4, 1)), "VEC4")
+        p["attributes"]["COLOR_0"] = g.accessor(np.tile([1.0, 0.0, 0.0, 0.5], (4, 1)), "VEC4")
     path = save(g, prims, tmp_path / "c.glb")
     got = gltf_warnings(path)
-    assert got == ["c.glb: COLOR_0 vertex colours are not rendered yet; the base colour is used"]
+    assert got == ["c.glb: COLOR_0 alpha below 1 is not read (vertex colours are opaque) "
+                   "(meshes[0].primitives[0].attributes.COLOR_0, meshes[0].primitives[1].attributes.COLOR_0)"]
     g = GltfBuilder()
-    assert gltf_warnings(save(g, [quad(g)], tmp_path / "plain.glb")) == []          # negative control
+    prim = quad(g)
+    prim["attributes"]["COLOR_0"] = g.accessor(np.tile([1.0, 0.0, 0.0, 1.0], (4, 1)), "VEC4")
+    assert gltf_warnings(save(g, [prim], tmp_path / "opaque.glb")) == []              # negative control
 
 
 def alpha_model(path, mode, factor_alpha, texture_alpha=None, cutoff=None):
@@ -309,26 +315,27 @@ def alpha_model(path, mode, factor_alpha, texture_alpha=None, cutoff=None):
     return save(g, [prim], path, [mat])
 
 
-def test_alpha_modes_masked_textures_and_warnings(tmp_path):
+def test_alpha_modes_decide_hidden_opaque_or_a_coverage_texture(tmp_path):
     """MASK: alpha = factor x texel alpha; every texel below the cutoff drops the
-    primitive, every texel at or above it renders it opaque without a warning, a texture
-    that crosses the cutoff renders opaque with a warning. BLEND renders opaque, warning
-    only when some alpha is below 1."""
+    primitive, every texel at or above it renders it opaque (no coverage texture), a
+    texture that crosses the cutoff gets a coverage texture (rendered cut-outs:
+    tests/test_gltf_appearance.py). BLEND gets one only when some alpha is below 1.
+    None of these warns."""
     def load(name, *args, **kw):
         alpha_model(tmp_path / name, *args, **kw)
         geo, got = recorded(geometry, name, tmp_path)
-        return len(geo.tri_mat), got
+        cutoffs = geo.materials[geo.materials[:, M_CUTOUT] >= 0, M_CUTOFF].tolist()
+        return len(geo.tri_mat), cutoffs, got
 
     # texel alphas 0.4 x 255 = 102 (< 0.5 x 255) everywhere: hidden
-    assert load("all_below.glb", "MASK", 1.0, [[102, 102], [102, 102]]) == (0, [])
-    # factor 0.8 x texel 153/255 = 0.48 < 0.5: hidden; factor 1 x 0.6: shown, no warning
-    assert load("product.glb", "MASK", 0.8, [[153, 153], [153, 153]]) == (0, [])
-    assert load("above.glb", "MASK", 1.0, [[153, 153], [153, 153]]) == (2, [])
-    count, got = load("cross.glb", "MASK", 1.0, [[0, 255], [255, 255]])
-    assert count == 2 and len(got) == 1 and "alphaMode MASK" in got[0] and "materials[0]" in got[0]
-    count, got = load("blend.glb", "BLEND", 0.5)
-    assert count == 2 and len(got) == 1 and "alphaMode BLEND is not rendered yet; rendered opaque" in got[0]
-    assert load("blend_opaque.glb", "BLEND", 1.0) == (2, [])
+    assert load("all_below.glb", "MASK", 1.0, [[102, 102], [102, 102]]) == (0, [], [])
+    # factor 0.8 x texel 153/255 = 0.48 < 0.5: hidden; factor 1 x 0.6: shown, opaque
+    assert load("product.glb", "MASK", 0.8, [[153, 153], [153, 153]]) == (0, [], [])
+    assert load("above.glb", "MASK", 1.0, [[153, 153], [153, 153]]) == (2, [], [])
+    assert load("cross.glb", "MASK", 1.0, [[0, 255], [255, 255]]) == (2, [0.5], [])
+    assert load("cross_cut.glb", "MASK", 1.0, [[0, 255], [255, 255]], cutoff=0.25) == (2, [0.25], [])
+    assert load("blend.glb", "BLEND", 0.5) == (2, [-1.0], [])
+    assert load("blend_opaque.glb", "BLEND", 1.0) == (2, [], [])
 
 
 # -------------------------------------------------------------------------- extensions

@@ -140,10 +140,35 @@ def local_uv(geo, kind, idx, u, v, px, py, pz):
 @njit(cache=True, inline="always")
 def base_color(geo, mat, col, hit, px, py, pz):
     """The material's colour slot ``col`` (a column of the material table), replaced by its
-    texture's value at ``hit`` (world point p) when the material has one."""
+    texture's value at ``hit`` (world point p) when the material has one, times the
+    triangle's vertex colours when it has them."""
     mats = geo.materials
     tex = int(mats[mat, M_TEX])
     if tex < 0:
-        return mats[mat, col], mats[mat, col + 1], mats[mat, col + 2]
-    tu, tv = hit_uv(geo, hit, px, py, pz)
-    return texture_rgb(geo.tex_info, geo.tex_texels, tex, tu, tv)
+        r, g, b = mats[mat, col], mats[mat, col + 1], mats[mat, col + 2]
+    else:
+        tu, tv = hit_uv(geo, hit, px, py, pz)
+        r, g, b = texture_rgb(geo.tex_info, geo.tex_texels, tex, tu, tv)
+    if hit.kind == TRIANGLE and geo.corner_colors.shape[0] > 0:
+        row = geo.tri_color_row[hit.index]
+        if row >= 0:
+            c = geo.corner_colors
+            w = 1.0 - hit.u - hit.v
+            r *= w * c[row, 0, 0] + hit.u * c[row, 1, 0] + hit.v * c[row, 2, 0]
+            g *= w * c[row, 0, 1] + hit.u * c[row, 1, 1] + hit.v * c[row, 2, 1]
+            b *= w * c[row, 0, 2] + hit.u * c[row, 1, 2] + hit.v * c[row, 2, 2]
+    return r, g, b
+
+
+@njit(cache=True, inline="always")
+def hit_material(geo, hit):
+    """Material row of ``hit`` (an instance's own row for its prototype's "inherit" rows)."""
+    if hit.kind == TRIANGLE:
+        mat = geo.tri_mat[hit.index]
+    elif hit.kind == SPHERE:
+        mat = geo.sph_mat[hit.index]
+    else:
+        mat = geo.pl_mat[hit.index]
+    if mat < 0 and hit.instance >= 0:
+        mat = geo.inst_mat[hit.instance]
+    return mat

@@ -19,7 +19,7 @@ import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any ke
 from numba import njit
 
 from ..cubemap import cube_rgb
-from ..layout import (LIGHT_POINT, M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR, M_TEX,
+from ..layout import (LIGHT_POINT, M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR,
                       M_TRANSMIT, M_TYPE, MAT_DIFFUSE, MISS, TRIANGLE)
 from .borrow import borrow
 from .camera_rays import camera_ray, lens_ray
@@ -188,7 +188,7 @@ def trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, bounces, shadows, e
                 out_r, out_g, out_b = out_r + wr * em[emit, 0], out_g + wg * em[emit, 1], out_b + wb * em[emit, 2]
         if not entering:            # shade the side the ray came from
             nx, ny, nz, cos_i = -nx, -ny, -nz, -cos_i
-        if mats[m, M_TEX] >= 0.0 and mats[m, M_TYPE] <= MAT_DIFFUSE:   # textured k_d
+        if mats[m, M_TYPE] <= MAT_DIFFUSE:      # k_d: colour or texture, times vertex colours
             kd0, kd1, kd2 = base_color(geo, m, M_DIFFUSE, hit, px, py, pz)
         else:
             kd0, kd1, kd2 = mats[m, M_DIFFUSE], mats[m, M_DIFFUSE + 1], mats[m, M_DIFFUSE + 2]

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..accel.build import float32_vertices
 from ..errors import SceneError
-from ..layout import (M_TEX, MATERIAL_TYPES, Geometry, material_columns,
+from ..layout import (M_CUTOUT, M_TEX, MATERIAL_TYPES, Geometry, material_columns,
                       new_material_records)
 from ..textures import TextureTable
 from .gltf import load_gltf
@@ -65,6 +65,7 @@ def material_table(materials, textures=None):
     rec["shininess"] = 1.0
     rec["ior"] = 1.5
     rec["texture"] = -1.0
+    rec["cutout"] = -1.0
     rec[0]["diffuse"] = rec[0]["color"] = 0.8
     for row, name in enumerate(names[1:], 1):
         _fill_material(rec[row], materials[name], textures, f"materials.{name}")
@@ -73,8 +74,14 @@ def material_table(materials, textures=None):
 
 def _fill_material(r, m, textures, where):
     """One material record ``r`` from the scene's material dict ``m``: the path tracer's
-    fields and the Whitted integrator's Phong fields that stand in for them."""
+    fields and the Whitted integrator's Phong fields that stand in for them. A glTF
+    material's ``cutout`` (an ``image`` texture spec with ``pixels`` holding the coverage
+    and a ``cutoff``: >= 0 MASK, -1 BLEND) becomes the row's coverage texture."""
     kind = m.get("type", "phong")
+    cutout = m.get("cutout")
+    if cutout is not None:
+        r["cutout"] = textures.add(cutout, f"{where}.cutout")
+        r["cutoff"] = cutout["cutoff"]
     r["type"] = MATERIAL_TYPES[kind]
     if kind == "phong":
         spec = m.get("specular", [0.0, 0.0, 0.0])
@@ -157,6 +164,8 @@ class _Builder:
         self.table = table
         self.tris, self.tri_normals, self.tri_mats = [], [], []
         self.tri_uvs, self.tri_emits, self.tri_ngs = [], [], []
+        self.tri_color_rows, self.corner_colors = [], []
+        self.color_rows = 0          # rows of corner_colors so far
         self.spheres, self.sphere_mats, self.sphere_emits = [], [], []
         self.planes, self.plane_mats, self.plane_uvs = [], [], []
         self.emissions = []
@@ -172,18 +181,20 @@ class _Builder:
         self.array_protos = {}       # name -> (glTF primitives, where): prototypes made by add_gltf
 
     def textured(self, mat):
-        """Whether triangles of material row ``mat`` need texture coordinates (always for
+        """Whether triangles of material row ``mat`` need texture coordinates (a colour or
+        coverage texture; always for
         a prototype's "inherit" row -1: an instance may give it a textured material)."""
-        return mat < 0 or self.table[mat, M_TEX] >= 0
+        return mat < 0 or self.table[mat, M_TEX] >= 0 or self.table[mat, M_CUTOUT] >= 0
 
     def counts(self):
         """(triangles, spheres) added so far."""
         return sum(len(t) for t in self.tris), len(self.spheres)
 
     def add_triangles(self, verts, faces, corner_normals, m, mat, where, strict=False,
-                      corner_uv=None, emit=-1):
+                      corner_uv=None, emit=-1, corner_color=None):
         """Add a triangle mesh in object space; corner_normals (F,3,3) or None,
-        corner_uv (F,3,2) or None (then (u, v) are the barycentrics of v1, v2)."""
+        corner_uv (F,3,2) or None (then (u, v) are the barycentrics of v1, v2),
+        corner_color (F,3,3) linear RGB vertex colours or None."""
         lin, off = m[:3, :3], m[:3, 3]
         # world vertices as float32 values (as the BVH's blocks hold them, like Mitsuba and
         # Embree): rounded once here, shading, light sampling and the traversal see the very
@@ -222,6 +233,12 @@ class _Builder:
         self.tri_uvs.append(np.asarray(uv, np.float64))
         self.tri_emits.append(np.full(len(tri), emit, np.int64))
         self.tri_objs.append(np.full(len(tri), self.current_object, np.int64))
+        if corner_color is None:
+            self.tri_color_rows.append(np.full(len(tri), -1, np.int64))
+        else:
+            self.tri_color_rows.append(np.arange(self.color_rows, self.color_rows + len(tri), dtype=np.int64))
+            self.corner_colors.append(np.asarray(corner_color[good], np.float64))
+            self.color_rows += len(tri)
 
     def emitter(self, value):
         """Row of ``emission`` for an ``emission`` colour (or -1 for none / black)."""
@@ -429,7 +446,9 @@ class _Builder:
         """One glTF primitive's triangles under ``matrix``."""
         cn = None if prim.normals is None else prim.normals[prim.faces]
         uv = prim.uvs[prim.faces] if prim.uvs is not None and self.textured(row) else None
-        self.add_triangles(prim.positions, prim.faces, cn, matrix, row, where, corner_uv=uv, emit=emit)
+        col = None if prim.colors is None else prim.colors[prim.faces]
+        self.add_triangles(prim.positions, prim.faces, cn, matrix, row, where, corner_uv=uv, emit=emit,
+                           corner_color=col)
 
     def geometry(self, table, tex_info, tex_texels, world_counts, built, instance_table):
         def cat(parts, shape, dtype=np.float64):
@@ -470,6 +489,9 @@ class _Builder:
             sph_obj=np.asarray(self.sphere_objs, np.int64), pl_obj=np.asarray(self.plane_objs, np.int64),
             proto_tris=np.array([t for _, t, _ in sorted(built.values())], np.int64).reshape(-1, 2),
             proto_spheres=np.array([s for _, _, s in sorted(built.values())], np.int64).reshape(-1, 2),
+            tri_color_row=cat(self.tri_color_rows, (0,), np.int64),
+            corner_colors=cat(self.corner_colors, (0, 3, 3)),
+            cutouts=int((table[:, M_CUTOUT] >= 0).sum()),
             world_tris=int(world_counts[0]), world_spheres=int(world_counts[1]),
         )
 

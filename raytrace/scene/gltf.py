@@ -15,11 +15,14 @@ column-major; quaternions ``[x, y, z, w]``; a node's local matrix is ``T R S``; 
 sampled with the skinning library's :class:`skinning.Channel` (LINEAR, STEP,
 CUBICSPLINE); skinned meshes (every node with a mesh and a skin; one skin may deform
 several meshes) are posed with :func:`skinning.load_gltf_scene`. Morph targets are
-blended at load with the node's (animated) weights; the base colour texture's TEXCOORD set
-and ``KHR_texture_transform`` are applied to the texture coordinates.
+blended at load with the node's (animated) weights, before skinning on skinned meshes; the
+base colour texture's TEXCOORD set and ``KHR_texture_transform`` are applied to the texture
+coordinates. ``COLOR_0`` multiplies the base colour (its alpha is not read); ``alphaMode``
+``MASK`` and ``BLEND`` give the material a coverage texture (base colour alpha times the
+texture's alpha: ``raytrace.kernels.coverage``; BLEND as stochastic transparency).
 
-What is read approximately or not at all (``COLOR_0``, alpha ``BLEND``, per-texel
-``MASK``, extensions only used) gives one :class:`GltfWarning` per kind and file.
+What is read approximately or not at all (a ``COLOR_0`` alpha below 1, extensions only
+used) gives one :class:`GltfWarning` per kind and file.
 
 Every problem in the file raises :class:`~raytrace.errors.SceneError` naming the file and
 the JSON path inside it (``model.glb: meshes[0].primitives[1].indices: ...``).
@@ -64,12 +67,14 @@ class Primitive:
     ``normals`` (n,3) or None (then flat), ``uvs`` (n,2) or None (TEXCOORD_n of the
     material's base-colour texture, else TEXCOORD_0, with its ``KHR_texture_transform``
     applied), ``faces`` (m,3) int64 counter-clockwise, ``material``
-    index into :attr:`GltfScene.materials` (-1: none given)."""
+    index into :attr:`GltfScene.materials` (-1: none given), ``colors`` (n,3) linear RGB
+    in [0, 1] (``COLOR_0``) or None."""
     positions: np.ndarray
     normals: object
     uvs: object
     faces: np.ndarray
     material: int
+    colors: object = None
 
 
 @dataclasses.dataclass
@@ -126,7 +131,8 @@ def read_document(path):
     if not path.is_file():
         raise SceneError(None, "glTF file not found", file=path)
     try:
-        head = path.open("rb").read(4)
+        with path.open("rb") as f:
+            head = f.read(4)
     except OSError as exc:
         raise OSError(f"{path}: {exc.strerror or exc}") from None
     if head == b"glTF" or path.suffix.lower() == ".glb":
@@ -447,8 +453,7 @@ def _read_mesh(doc, m, uv_map, weights=None):
         pos = pos.astype(np.float64)
         nrm = _attribute(doc, attrs, "NORMAL", pw, n, 3, "normal") if "NORMAL" in attrs else None
         pos, nrm = _morph(doc, prim, pw, n, weights, pos, nrm)
-        if "COLOR_0" in attrs:
-            doc.warn("COLOR_0 vertex colours are not rendered yet; the base colour is used")
+        colors = _vertex_colors(doc, attrs, pw, n) if "COLOR_0" in attrs else None
         mat = doc.int_(prim, "material", pw, -1)
         if mat >= 0:
             doc.item("materials", mat, f"{pw}.material")
@@ -463,8 +468,22 @@ def _read_mesh(doc, m, uv_map, weights=None):
             uvs = _attribute(doc, attrs, f"TEXCOORD_{tc}", pw, n, 2, "texture coordinate")
             if transform is not None:
                 uvs = uvs @ transform[:2, :2].T + transform[:2, 2]
-        out.append(Primitive(pos, nrm, uvs, _faces(doc, prim, pw, n), mat))
+        out.append(Primitive(pos, nrm, uvs, _faces(doc, prim, pw, n), mat, colors))
     return out
+
+
+def _vertex_colors(doc, attrs, pw, n):
+    """``COLOR_0`` (VEC3 or VEC4; floats or normalised integers) -> (n, 3) linear RGB.
+    Float values must lie in [0, 1] (the spec's range); the alpha of a VEC4 is not read."""
+    aw = f"{_at(pw, 'attributes')}.COLOR_0"
+    a = doc.accessor(doc.int_(attrs, "COLOR_0", _at(pw, "attributes")), aw, "colour", usage="COLOR_0")
+    if len(a) != n:
+        doc.fail(aw, f"expected {n} colours (as POSITION), got {len(a)}")
+    if len(a) and (a.min() < 0.0 or a.max() > 1.0):
+        doc.fail(aw, f"colour values must lie in [0, 1], got {a.min():g} .. {a.max():g}")
+    if a.shape[1] == 4 and len(a) and a[:, 3].min() < 1.0:
+        doc.warn("COLOR_0 alpha below 1 is not read (vertex colours are opaque)", aw)
+    return np.ascontiguousarray(a[:, :3], np.float64)
 
 
 # ------------------------------------------------------------------------- materials
@@ -494,9 +513,13 @@ def _material(doc, k, names):
     rough = doc.num(pbr, "roughnessFactor", pw, 1.0, 0.0, 1.0)
     colour = [float(c) for c in base[:3]]
     alphas = np.array([base[3]])           # every alpha value of the surface
+    coverage = np.full((1, 1), base[3], np.float32)          # (H, W) coverage image
+    coverage_key = ("alpha", float(base[3]))
     if "baseColorTexture" in pbr:
         img, src = _texture_image(doc, pbr["baseColorTexture"], f"{pw}.baseColorTexture", srgb=True)
         alphas = base[3] * img[..., 3].ravel()
+        coverage = np.float32(base[3]) * img[..., 3]
+        coverage_key = (str(doc.path), f"images[{src}]", "alpha", float(base[3]))
         colour = {"type": "image", "pixels": img[..., :3], "tint": base[:3].tolist(),
                   "key": (str(doc.path), f"images[{src}]")}
     if "metallicRoughnessTexture" in pbr:
@@ -526,11 +549,9 @@ def _material(doc, k, names):
     mode = doc.str_(mat, "alphaMode", mw, "OPAQUE", ("OPAQUE", "MASK", "BLEND"))
     cutoff = doc.num(mat, "alphaCutoff", mw, 0.5, 0.0)
     hidden = mode == "MASK" and bool((alphas < cutoff).all())
-    if mode == "MASK" and not hidden and (alphas < cutoff).any():
-        doc.warn("alphaMode MASK with a texture alpha that crosses alphaCutoff: per-texel cut-outs "
-                 "are not rendered yet; rendered opaque", mw)
-    elif mode == "BLEND" and (alphas < 1.0).any():
-        doc.warn("alphaMode BLEND is not rendered yet; rendered opaque", mw)
+    if (mode == "MASK" and not hidden and (alphas < cutoff).any()) or (mode == "BLEND" and (alphas < 1.0).any()):
+        spec["cutout"] = {"type": "image", "pixels": np.repeat(coverage[..., None], 3, axis=2),
+                          "key": coverage_key, "cutoff": cutoff if mode == "MASK" else -1.0}
     return GltfMaterial(name, spec, emission if emission.any() else None, hidden)
 
 
@@ -767,11 +788,13 @@ def check_extensions(doc):
         doc.fail("asset.version", f"glTF version {version!r}; only glTF 2.x files are supported")
 
 
-def _skinned(doc, i, walk, state, anim, time, loop):
+def _skinned(doc, i, walk, state, anim, time, loop, morphed=None):
     """Posed (vertices, normals) of skinned node ``i`` in world space, through the skinning
     library. On the first call every node of ``walk`` (the scene's nodes) with a mesh and
     a skin is read at once (:func:`skinning.load_gltf_scene`: a skin may deform several
-    meshes) and posed with one pose per skin; ``state`` keeps them for the later calls."""
+    meshes) and posed with one pose per skin; ``state`` keeps them for the later calls.
+    ``morphed``: the node's mesh with its morph targets blended (primitives in order), which
+    replaces the bind shape before skinning (the glTF order: morph, then skin)."""
     import skinning
 
     if "scene" not in state:
@@ -790,8 +813,16 @@ def _skinned(doc, i, walk, state, anim, time, loop):
             doc.fail(f"nodes[{i}].skin", str(exc))
         state.update(scene=sc, poses=poses)
     part = state["scene"].part(i)
+    model = part.model
     try:
-        return part.model.skin(state["poses"].get(part.skin), normals="transform")
+        if morphed is not None:
+            v = np.vstack([p.positions for p in morphed])
+            if v.shape != model.vertices.shape:
+                doc.fail(f"nodes[{i}].mesh", f"the skinning library read {len(model.vertices)} vertices, "
+                                             f"the renderer {len(v)}")
+            nrm = None if any(p.normals is None for p in morphed) else np.vstack([p.normals for p in morphed])
+            model = dataclasses.replace(model, vertices=v, normals=nrm)
+        return model.skin(state["poses"].get(part.skin), normals="transform")
     except skinning.SkinningError as exc:
         doc.fail(f"nodes[{i}].skin", str(exc))
 
@@ -841,17 +872,15 @@ def _load(path, scene, animation, time, loop):
             m = doc.int_(node, "mesh", nw)
             doc.item("meshes", m, f"{nw}.mesh")
             weights = morph_weights(doc, m, node, nw, animated, i)
-            if "skin" in node and weights is not None and weights.any():
-                doc.warn("morph targets of skinned meshes are not applied; the base shape is skinned", nw)
-                weights = None
             slot = (m, None if weights is None else tuple(weights.tolist()))
             if slot not in mesh_slot:
                 mesh_slot[slot] = len(meshes)
                 meshes.append(_read_mesh(doc, m, lambda k: _uv_map(doc, k), weights))
             if "skin" in node:
-                key = (m, doc.int_(node, "skin", nw))
+                key = (m, doc.int_(node, "skin", nw), slot[1])
                 if key not in posed:          # the node's transform is ignored: same result
-                    v, n = _skinned(doc, i, walk, skinned, anim, time, loop)
+                    morphed = None if weights is None or not weights.any() else meshes[mesh_slot[slot]]
+                    v, n = _skinned(doc, i, walk, skinned, anim, time, loop, morphed)
                     posed[key] = len(meshes)
                     meshes.append(_split_posed(doc, m, meshes[mesh_slot[slot]], v, n))
                 placements.append(Placement(posed[key], np.eye(4), i))
@@ -880,7 +909,7 @@ def _split_posed(doc, m, prims, v, n):
     out, off = [], 0
     for p in prims:
         k = len(p.positions)
-        out.append(Primitive(v[off:off + k], n[off:off + k], p.uvs, p.faces, p.material))
+        out.append(Primitive(v[off:off + k], n[off:off + k], p.uvs, p.faces, p.material, p.colors))
         off += k
     return out
 
