@@ -19,7 +19,8 @@ def test_material_columns_follow_the_structured_dtype():
     offsets = sorted(layout.MATERIAL.fields[n][1] // 8 for n in layout.MATERIAL.names)
     assert offsets == [layout.M_DIFFUSE, layout.M_SPECULAR, layout.M_SHININESS, layout.M_REFLECT,
                        layout.M_TRANSMIT, layout.M_IOR, layout.M_TYPE, layout.M_COLOR, layout.M_TEX,
-                       layout.M_ALPHA]
+                       layout.M_ALPHA, layout.M_CUTOUT, layout.M_CUTOFF]
+    assert table[1, layout.M_CUTOUT] == -1                  # opaque: no coverage texture
 
 
 @pytest.mark.parametrize("kind", [layout.LEAF_KIND_TRI, layout.LEAF_KIND_SPH])
