@@ -80,10 +80,24 @@ def _parser():
                         "the spread of the passes (for raytrace compare --ztest)")
     r.add_argument("--encoding", choices=ENCODINGS, default="srgb",
                    help="PNG encoding of the colour image: srgb or linear (raw clamp)")
-    r.add_argument("--view", choices=("objects", "materials", "highlight", "cost", "normals", "nan"),
+    r.add_argument("--noise-threshold", type=float, metavar="T",
+                   help="path: adaptive sampling; after --min-spp passes, only pixels whose relative "
+                        "standard error is at least T take more samples, up to --max-spp "
+                        "(docs/adaptive-sampling.md; e.g. 0.05)")
+    r.add_argument("--min-spp", type=int, metavar="N",
+                   help="path, adaptive: samples every pixel takes first (else 16, at most --max-spp)")
+    r.add_argument("--max-spp", type=int, metavar="N",
+                   help="path: the most samples a pixel takes with --noise-threshold (else the spp) "
+                        "or --time (else 65536)")
+    r.add_argument("--time", type=float, metavar="SECONDS",
+                   help="path: render passes until SECONDS of rendering are spent (compiling not "
+                        "counted); the spp reached is printed and stored in the image's header")
+    r.add_argument("--view", choices=("objects", "materials", "highlight", "cost", "normals", "nan",
+                                      "samples"),
                    help="write a debug view instead of the colour image: false colour per object or "
                         "material, one object/material highlighted (--highlight), BVH traversal cost "
-                        "per ray, shading normals, NaN/inf samples in magenta (docs/debug-views.md)")
+                        "per ray, shading normals, NaN/inf samples in magenta, samples per pixel "
+                        "(docs/debug-views.md)")
     r.add_argument("--highlight", metavar="NAME",
                    help="paint the object(s) or material(s) named NAME magenta, the rest grey "
                         "(an object's name, a JSON path like objects[2], or a material name)")
@@ -245,7 +259,9 @@ def _render(args):
 
     overrides = {"spp": args.spp, "bounces": args.bounces, "shadows": args.shadows,
                  "seed": args.seed, "filter": args.filter, "integrator": args.integrator,
-                 "max_depth": args.max_depth, "rr_depth": args.rr_depth, "sampler": args.sampler}
+                 "max_depth": args.max_depth, "rr_depth": args.rr_depth, "sampler": args.sampler,
+                 "noise_threshold": args.noise_threshold, "min_spp": args.min_spp, "max_spp": args.max_spp,
+                 "time_budget": args.time}
     if args.size:
         overrides["width"], overrides["height"] = args.size
     with _option_errors():
@@ -268,6 +284,10 @@ def _render(args):
     from .scene.load import load_scene
     t0 = time.perf_counter()
     kind = warmup.integrator_of(args.scene, args.integrator)
+    for option, value in (("--noise-threshold", args.noise_threshold), ("--time", args.time)):
+        if value is not None and kind != "path" and (args.integrator or warmup.readable_json(args.scene)):
+            raise SceneError(option, "adaptive sampling and time budgets need the path tracer "
+                                     "(integrator 'path')")    # said before anything compiles
     cold = not (warmup.is_cached(kind) and warmup.builder_cached())
     # every phase that may compile says so (and times it): the warm-up, the render (e.g. a
     # scene with instances, AOVs), depth and normals, debug views
@@ -327,10 +347,23 @@ def _render(args):
     written = outputs.commit()
     if not args.quiet:
         print(f"wrote {', '.join(written)} ({settings['width']}x{settings['height']}, "
-              f"{settings['spp']} spp, {settings['integrator']}"
+              f"{_samples_summary(image.info, settings)}, {settings['integrator']}"
               f"{', denoised with ' + denoiser if denoiser else ''}, {_timing(t0, timers)})",
               file=sys.stderr)
     return 0
+
+
+def _samples_summary(info, settings):
+    """``16 spp``; adaptive: ``adaptive 16-256 spp, mean 41.3``; a time budget also says
+    how to get the same image without one."""
+    if settings["noise_threshold"] is not None:
+        text = f"adaptive {settings['min_spp']}-{info.spp} spp, mean {info.spp_mean:.1f}"
+        if info.stopped_by == "time":
+            text += f"; time budget reached: --max-spp {info.spp} gives this image"
+        return text
+    if settings["time_budget"] is not None:
+        return f"{info.spp} spp in the time budget (--spp {info.spp} gives this image)"
+    return f"{info.spp} spp"
 
 
 def _write_view(args, scene, overrides, outputs, t0, timers):

@@ -35,6 +35,12 @@ class RenderInfo:
     nonfinite: int           # samples that came out NaN or inf and were dropped (0 expected)
     seconds: float           # wall time of the render call, less compile_seconds
     compile_seconds: float = 0.0   # time spent compiling kernels during it (a first run)
+    spp_mean: float = None   # mean samples per pixel (adaptive sampling: below spp); None: spp
+    stopped_by: str = ""     # why a path-traced render ended: "spp", "noise", "time" (or "")
+
+    def __post_init__(self):
+        if self.spp_mean is None:
+            object.__setattr__(self, "spp_mean", float(self.spp))   # frozen dataclass
 
 
 class RenderedImage(np.ndarray):

@@ -25,6 +25,7 @@ from . import warmup
 from .camera import make_camera
 from .cubemap import load_cube_map
 from .errors import SceneError
+from .film import adaptive as adaptive_sampling
 from .image import RenderedImage, RenderInfo
 from .kernels import aov as ak
 from .kernels import path as pk
@@ -164,17 +165,18 @@ def render(scene, progress=False, callback=None, variance=False, aovs=(), denois
         aov_buf = (written_zeros((s["height"], s["width"], AOV_WIDTH)) if set(aovs) & set(FILTERED_AOVS)
                    else None)
         if s["integrator"] == "path":
-            image, var, done, nonfinite = _render_path(scene, s, progress, callback, (t0, compiling), aov_buf,
-                                                       partial and (partial, partial_seconds))
+            image, var, done, nonfinite, plan = _render_path(scene, s, progress, callback, (t0, compiling),
+                                                             aov_buf, partial and (partial, partial_seconds))
         else:
-            image, done, nonfinite = (_render_whitted(scene, s, progress, callback), s["spp"],
-                                      np.zeros(1, np.int64))
+            image, done, nonfinite, plan = (_render_whitted(scene, s, progress, callback), s["spp"],
+                                            np.zeros(1, np.int64), None)
             if aov_buf is not None:
                 for sample in range(s["spp"]):
                     _aov_pass(scene, s, aov_buf, sample, WHITTED_SAMPLING)
         if aovs:
-            aov_images = finish_aovs(scene, s, aovs, aov_buf, done, nonfinite)
-    out = RenderedImage(image, _info(s, done, int(nonfinite.sum()), (t0, compiling)))
+            aov_images = finish_aovs(scene, s, aovs, aov_buf, done, nonfinite, plan)
+    stopped_by = "" if s["integrator"] != "path" else "time" if s["time_budget"] is not None else "spp"
+    out = RenderedImage(image, _info(s, done, int(nonfinite.sum()), (t0, compiling), plan, stopped_by))
     if variance or denoise:
         out.variance = var
     if aovs:
@@ -202,12 +204,14 @@ def _aov_pass(scene, s, buf, sample, sampling):
                        sampling)
 
 
-def finish_aovs(scene, s, names, buf, done, nonfinite):
-    """name -> array of the AOVs asked for (see :func:`render`)."""
+def finish_aovs(scene, s, names, buf, done, nonfinite, plan=None):
+    """name -> array of the AOVs asked for (see :func:`render`); ``plan``: the
+    :class:`~raytrace.film.adaptive.Plan` of an adaptive render (its AOV passes are the
+    first ``min_spp``, its sample counts per pixel), else None."""
     out = {}
     h, w = s["height"], s["width"]
     if buf is not None:
-        n = max(done, 1)
+        n = max(min(done, s["min_spp"]) if plan is not None else done, 1)
         hits = buf[..., AOV_HITS]
         with np.errstate(invalid="ignore", divide="ignore"):
             for name in names:
@@ -227,18 +231,24 @@ def finish_aovs(scene, s, names, buf, done, nonfinite):
             if name in names:
                 out[name] = ids.astype(np.int32)
     if "samples" in names:
-        out["samples"] = (done - np.broadcast_to(nonfinite, (h, w)) if nonfinite.ndim == 2
-                          else np.full((h, w), done)).astype(np.int32)
+        total = plan.counts if plan is not None else done
+        out["samples"] = (total - np.broadcast_to(nonfinite, (h, w)) if nonfinite.ndim == 2
+                          else np.broadcast_to(total, (h, w))).astype(np.int32)
     return {name: out[name] for name in names}
 
 
-def _info(s, done, nonfinite, clock):
-    """``clock``: (start time, :class:`raytrace.warmup.CompileTimer` of the render)."""
+def _info(s, done, nonfinite, clock, plan=None, stopped_by=""):
+    """``clock``: (start time, :class:`raytrace.warmup.CompileTimer` of the render);
+    ``plan``: an adaptive render's :class:`~raytrace.film.adaptive.Plan`, or None."""
     t0, compiling = clock
     spent = compiling.seconds
+    if plan is not None:
+        stopped_by = plan.stopped_by
     return RenderInfo(integrator=s["integrator"], width=s["width"], height=s["height"],
-                      spp=done, spp_requested=s["spp"], seed=s["seed"], nonfinite=nonfinite,
-                      seconds=max(0.0, time.perf_counter() - t0 - spent), compile_seconds=spent)
+                      spp=done, spp_requested=s["max_spp"] if plan is not None else s["spp"], seed=s["seed"],
+                      nonfinite=nonfinite, seconds=max(0.0, time.perf_counter() - t0 - spent),
+                      compile_seconds=spent, spp_mean=float(plan.counts.mean()) if plan is not None else None,
+                      stopped_by=stopped_by)
 
 
 def _progress_bar(progress, total, unit, desc):
@@ -307,39 +317,67 @@ class _StopFlag:
 
 def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None):
     """-> (image or None, its variance, passes done, per-pixel counts of samples dropped
-    as non-finite). ``aov_buf`` (or None) receives an AOV sample per pass; ``partial``:
-    None or (function, seconds), see :func:`render`; ``clock``: see :func:`_info`."""
+    as non-finite, the adaptive :class:`~raytrace.film.adaptive.Plan` or None).
+    ``aov_buf`` (or None) receives an AOV sample per pass (adaptive: the first
+    ``min_spp``); ``partial``: None or (function, seconds), see :func:`render`;
+    ``clock``: see :func:`_info`. With ``s["time_budget"]`` and no noise threshold the
+    spp comes from :func:`_spp_for_budget` (``s["spp"]`` is set to it)."""
     cam = make_camera(scene.data["camera"])
     lights = scene_lights(scene)
     cube = cube_map(scene)
     if cube is None:
         cube = _NO_CUBE
-    settings = kernel_settings(s)
     table = gaussian_inverse_cdf_table()
-    h, w, spp = s["height"], s["width"], s["spp"]
+    adaptive = s["noise_threshold"] is not None
+    budget = s["time_budget"]
+    if budget is not None and not adaptive:
+        s["spp"] = _spp_for_budget(scene, s, (lights, cube, cam, table), clock)
+    h, w = s["height"], s["width"]
+    spp = s["max_spp"] if adaptive else s["spp"]
+    settings = kernel_settings(dict(s, spp=adaptive_sampling.pattern_spp(spp)) if adaptive else s)
     accum, nonfinite, counter = pk.new_buffers(h, w, written=True)
-    bar = _progress_bar(progress, spp, "spp", "path")
+    plan = half = None
+    if adaptive:
+        plan = adaptive_sampling.Plan(h, w, s["noise_threshold"], s["min_spp"], spp,
+                                      (np.arange(h, dtype=np.int64) * settings.row_stride) % h)
+        half = written_zeros((h, w, 6))
+    bar = _progress_bar(progress, spp, "pass" if adaptive else "spp", "path")
     note = (lambda: bar.write("stopping after this pass (Ctrl-C again to stop now)", file=sys.stderr)) \
         if bar is not None else None
     stop = _StopFlag(note)
     interrupted = False
     last_partial = time.perf_counter()
+    last_pass = 0.0
     try:
         with stop.active():
-            for sample in range(spp):
-                if stop.requested:
+            sample = 0
+            while sample < spp:
+                if stop.requested or (plan is not None and plan.done):
                     break
+                if adaptive and budget is not None and _elapsed(clock) + last_pass > budget and sample > 0:
+                    plan.stopped_by = "time"
+                    break
+                count = plan.chunk(sample) if plan is not None else 1
+                started = time.perf_counter()
                 pk.render_pass(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
-                               cube, cam, settings, table)
+                               cube, cam, settings, table, rows=plan and plan.rows,
+                               active=plan and plan.active, half=half, count=count)
+                last_pass = time.perf_counter() - started
+                if plan is not None:
+                    plan.after_pass(sample + count, half, accum, count)
                 if aov_buf is not None:
-                    _aov_pass(scene, s, aov_buf, sample, PATH_SAMPLING)
+                    for k in range(sample, min(sample + count, s["min_spp"]) if plan is not None else sample + 1):
+                        _aov_pass(scene, s, aov_buf, k, PATH_SAMPLING)
+                sample += count
                 if bar is not None:
-                    bar.update(1)
+                    bar.update(count)
+                    if plan is not None:
+                        bar.set_postfix_str(f"{plan.active_fraction:.0%} of pixels active", refresh=False)
                 if callback is not None:
                     callback(int(counter[0]), spp)
-                if partial and time.perf_counter() - last_partial >= partial[1] and sample + 1 < spp:
-                    part = RenderedImage(pk.mean_and_variance(accum, int(counter[0]))[0],
-                                         _info(s, int(counter[0]), int(nonfinite.sum()), clock))
+                if partial and time.perf_counter() - last_partial >= partial[1] and sample < spp:
+                    part = RenderedImage(_mean_and_variance(accum, int(counter[0]), plan, half)[0],
+                                         _info(s, int(counter[0]), int(nonfinite.sum()), clock, plan))
                     partial[0](part)
                     last_partial = time.perf_counter()
     except KeyboardInterrupt:
@@ -350,14 +388,41 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
     done = int(counter[0])
     image = var = None
     if done > 0:
-        mean, var = pk.mean_and_variance(accum, done)
+        mean, var = _mean_and_variance(accum, done, plan, half)
         image, var = mean.astype(np.float32), var.astype(np.float32)
-    if (interrupted or stop.requested) and done < spp:
+    if (interrupted or stop.requested) and done < spp and not (plan is not None and plan.done):
         if image is not None:
-            image = RenderedImage(image, _info(s, done, int(nonfinite.sum()), clock))
+            image = RenderedImage(image, _info(s, done, int(nonfinite.sum()), clock, plan))
             image.variance = var
         raise RenderInterrupted(image, done, spp)
-    return image, var, done, nonfinite
+    return image, var, done, nonfinite, plan
+
+
+def _mean_and_variance(accum, done, plan, half=None):
+    return plan.mean_and_variance(accum, half) if plan is not None else pk.mean_and_variance(accum, done)
+
+
+def _elapsed(clock):
+    """Seconds of rendering since the clock started, compiling not counted."""
+    t0, compiling = clock
+    return time.perf_counter() - t0 - compiling.seconds
+
+
+def _spp_for_budget(scene, s, args, clock):
+    """The spp of a uniform render that fits the rest of ``s["time_budget"]``: one
+    timed pass of pixel-centre samples into scratch buffers (not kept), then as many
+    passes as the rest of the budget holds at that speed (at least 1, at most
+    ``s["max_spp"]``). The render is then exactly the ``--spp N`` render: the camera
+    pattern is made for N samples."""
+    lights, cube, cam, table = args
+    h, w = s["height"], s["width"]
+    accum, nonfinite, counter = pk.new_buffers(h, w)
+    started = _elapsed(clock)
+    pk.render_pass(accum, nonfinite, counter, 0, scene.accel, scene.geometry, lights, cube, cam,
+                   kernel_settings(dict(s, spp=1)), table)
+    per_pass = max(_elapsed(clock) - started, 1e-6)
+    left = s["time_budget"] - _elapsed(clock)
+    return int(min(s["max_spp"], max(1, left // per_pass)))
 
 
 def share_cube_map(scene, source):

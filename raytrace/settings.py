@@ -13,8 +13,10 @@ from .scene.schema import SETTING_LIMITS
 
 DEFAULTS = {"width": 400, "height": 400, "spp": 1, "filter": "box", "seed": 0,
             "integrator": "whitted", "bounces": 4, "shadows": True, "epsilon": 1e-4,
-            "max_depth": -1, "rr_depth": 5, "sampler": "sobol"}
+            "max_depth": -1, "rr_depth": 5, "sampler": "sobol",
+            "noise_threshold": None, "min_spp": None, "max_spp": None, "time_budget": None}
 OVERRIDES = tuple(DEFAULTS)
+ADAPTIVE = ("noise_threshold", "min_spp", "max_spp")   # the path tracer's integrator block
 INTEGRATORS = ("whitted", "path")
 # memory per pixel: the path tracer's float64 accumulation buffer and float32 image, the
 # AOV buffers and the encoded output
@@ -31,13 +33,14 @@ def resolve_settings(scene, overrides):
     for key in ("width", "height", "spp", "filter", "seed"):
         s[key] = scene.setting("image", key, s[key])
     s["integrator"] = scene.setting("integrator", "type", s["integrator"])
-    for key in ("bounces", "shadows", "epsilon", "max_depth", "rr_depth"):
+    for key in ("bounces", "shadows", "epsilon", "max_depth", "rr_depth") + ADAPTIVE:
         s[key] = scene.setting("integrator", key, s[key])
     for key, value in overrides.items():
         if value is not None:
             s[key] = value
     for key in SETTING_LIMITS:
-        s[key] = _integer_setting(key, s[key])
+        if s[key] is not None or key not in ADAPTIVE:
+            s[key] = _integer_setting(key, s[key])
     check_memory(s["width"] * s["height"] * BYTES_PER_PIXEL,
                  f"a {s['width']} x {s['height']} image", "size", error=SceneError)
     if not isinstance(s["shadows"], (bool, np.bool_)):
@@ -49,7 +52,33 @@ def resolve_settings(scene, overrides):
     if s["integrator"] not in INTEGRATORS:
         raise SceneError("integrator", f"must be one of {', '.join(INTEGRATORS)}, got {s['integrator']!r}")
     s["epsilon"] = check_number(s["epsilon"], "epsilon", lo=0.0, lo_open=True, error=SceneError)
+    _check_sampling_budget(s)
     return s
+
+
+def _check_sampling_budget(s):
+    """Adaptive sampling and the time budget (:mod:`raytrace.film.adaptive`): checked,
+    and ``s["max_spp"]`` set to the most passes the render may make (None: ``spp``)."""
+    if s["noise_threshold"] is not None:
+        s["noise_threshold"] = check_number(s["noise_threshold"], "noise_threshold", lo=0.0, error=SceneError)
+    if s["time_budget"] is not None:
+        s["time_budget"] = check_number(s["time_budget"], "time", lo=0.0, lo_open=True, error=SceneError)
+    adaptive, timed = s["noise_threshold"] is not None, s["time_budget"] is not None
+    if (adaptive or timed) and s["integrator"] != "path":
+        raise SceneError("noise_threshold" if adaptive else "time",
+                         "adaptive sampling and time budgets need the path tracer (integrator 'path')")
+    if s["min_spp"] is not None and not adaptive:
+        raise SceneError("min_spp", "needs noise_threshold (adaptive sampling)")
+    if s["max_spp"] is not None and not (adaptive or timed):
+        raise SceneError("max_spp", "needs noise_threshold (adaptive sampling) or a time budget")
+    if s["max_spp"] is None and (adaptive or timed):
+        s["max_spp"] = SETTING_LIMITS["spp"][1] if timed else s["spp"]
+    if adaptive:
+        from .film.adaptive import DEFAULT_MIN_SPP
+        if s["min_spp"] is None:
+            s["min_spp"] = min(DEFAULT_MIN_SPP, s["max_spp"])
+        if s["min_spp"] > s["max_spp"]:
+            raise SceneError("min_spp", f"must be <= max_spp ({s['max_spp']}), got {s['min_spp']}")
 
 
 def _integer_setting(key, value):
@@ -74,3 +103,7 @@ def check_overrides(overrides):
                      f"a {given['width']} x {given['height']} image", "size", error=SceneError)
     if "epsilon" in given:
         check_number(given["epsilon"], "epsilon", lo=0.0, lo_open=True, error=SceneError)
+    if "noise_threshold" in given:
+        check_number(given["noise_threshold"], "noise_threshold", lo=0.0, error=SceneError)
+    if "time_budget" in given:
+        check_number(given["time_budget"], "time", lo=0.0, lo_open=True, error=SceneError)

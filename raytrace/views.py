@@ -14,7 +14,10 @@ display colours, and a one-line report). Modes:
 - ``normals``: the shading normals as ``(N + 1) / 2``;
 - ``nan``: the colour image with every pixel that had a NaN or infinite sample painted
   magenta; the report says how many samples, in how many pixels, and where (pixel,
-  object, material) the worst one is.
+  object, material) the worst one is (uniform renders only);
+- ``samples``: the samples each pixel took (path tracer; adaptive sampling, see
+  :mod:`raytrace.film.adaptive`, makes them differ) as a heat map from 0 to the most any
+  pixel took, with a legend strip below the image.
 
 Views go through the same settings as renders (size, spp, integrator...); the pictures
 are display colours: write them to PNG with ``encoding="linear"`` (the CLI does).
@@ -30,7 +33,7 @@ from .kernels.aov import render_ids
 from .kernels.camera_rays import centre_rays
 from .renderer import render, render_aovs, resolve_settings
 
-MODES = ("objects", "materials", "highlight", "cost", "normals", "nan")
+MODES = ("objects", "materials", "highlight", "cost", "normals", "nan", "samples")
 LOUD = np.array([1.0, 0.0, 1.0], np.float32)      # magenta
 MISS = np.zeros(3, np.float32)
 
@@ -172,7 +175,25 @@ def normals_view(scene, s):
     return View(image, "", {"normals": n})
 
 
+def samples_view(scene, s, overrides):
+    """Heat map of the samples each pixel took (the ``samples`` AOV), legend strip below."""
+    if s["integrator"] != "path":
+        raise SceneError("view", "the samples view needs the path tracer (integrator 'path')")
+    img = render(scene, aovs=["samples"], **overrides)
+    n = img.aovs["samples"]
+    top = max(int(n.max()), 1)
+    image = np.concatenate([_heat(n / top), _legend(s["width"], top)], axis=0)
+    how = (f"adaptive, noise threshold {s['noise_threshold']:g}" if s["noise_threshold"] is not None
+           else "uniform")
+    report = (f"samples per pixel ({how}): mean {n.mean():.1f}, min {int(n.min())}, max {int(n.max())}; "
+              f"stopped by {img.info.stopped_by}")
+    return View(image, report, {"samples": n, "image": np.asarray(img)})
+
+
 def nan_view(scene, s, overrides):
+    if s["noise_threshold"] is not None:
+        raise SceneError("view", "the nan view needs a uniform render (no noise_threshold): "
+                         "with adaptive sampling pixels take different numbers of samples")
     img = render(scene, aovs=["samples", "object_id", "material_id"], **overrides)
     bad = img.info.spp - img.aovs["samples"]
     shown = np.clip(np.asarray(img), 0.0, 1.0) ** (1 / 2.2)
@@ -208,4 +229,6 @@ def render_view(scene, mode, highlight=None, **overrides):
         return cost_view(scene, s)
     if mode == "normals":
         return normals_view(scene, s)
+    if mode == "samples":
+        return samples_view(scene, s, overrides)
     return nan_view(scene, s, overrides)

@@ -249,6 +249,11 @@ def _peek(scene_path):
     return data if isinstance(data, dict) else None
 
 
+def readable_json(scene_path):
+    """Whether the scene file is JSON that parses (so :func:`integrator_of` is sure)."""
+    return _peek(scene_path) is not None
+
+
 def integrator_of(scene_path, override=None):
     """The integrator a scene file asks for (cheap peek; 'whitted' when unsure)."""
     if override:

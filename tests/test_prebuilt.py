@@ -24,7 +24,26 @@ import raytrace._numba_setup  # noqa: E402,F401  (what every kernel module does 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 BUNDLED = [name for name in ("raytrace", "curves", "skinning", "particles")
            if (REPO / name / "prebuilt" / prebuilt.MANIFEST).exists()]
-REBUILD = "bundle is stale: run `python scripts/prebuild_kernels.py` and commit */prebuilt/"
+REBUILD = ("the release's bundle is stale: run `make prebuilt` and commit */prebuilt/, or, between "
+           "releases, give pyproject.toml a development version (X.Y.Z.devN)")
+
+
+def project_version():
+    import tomllib
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+
+
+def in_development():
+    """The bundle is rebuilt at release points only (a version without ``.dev``): between
+    them it may lag the kernels, and then goes unused (kernels compile on first use)."""
+    return ".dev" in project_version()
+
+
+def stale(package):
+    """Why the package's bundle does not fit the source here (None: it fits)."""
+    if manifest(package)["key"]["folder"] != expected_folder(package):
+        return f"{package}'s kernels changed since its bundle was made (version {project_version()})"
+    return None
 
 
 def manifest(package):
@@ -39,7 +58,10 @@ def expected_folder(package):
 
 
 def environment_mismatch(package):
-    """Why this test environment cannot use the bundle (another Numba, Python or CPU), or None."""
+    """Why this test environment cannot use the bundle (another Numba, Python or CPU; a
+    development version whose kernels changed since the release), or None."""
+    if in_development() and stale(package):
+        return stale(package) + ": bundles are rebuilt at release points"
     key = manifest(package)["key"]
     import llvmlite
     if (key["numba"], key["llvmlite"], key["python"]) != (numba.__version__, llvmlite.__version__,
@@ -57,7 +79,10 @@ def test_raytrace_ships_a_bundle():
 @pytest.mark.parametrize("package", BUNDLED)
 def test_bundle_is_current(package):
     """The bundle was compiled from the source as it is: same content-keyed folder, and
-    each kernel's index stamped with the SHA-256 of its source file as it is now."""
+    each kernel's index stamped with the SHA-256 of its source file as it is now. Holds
+    at release points; a development version skips it while the kernels have changed."""
+    if in_development() and stale(package):
+        pytest.skip(stale(package) + ": bundles are rebuilt at release points")
     m = manifest(package)
     assert m["key"]["folder"] == expected_folder(package), REBUILD
     with tarfile.open(REPO / package / "prebuilt" / prebuilt.ARCHIVE, "r:xz") as archive:
@@ -78,6 +103,8 @@ def test_bundle_is_for_this_numba_and_cpu_level(package):
 
 
 def test_check_stamp_rejects_another_file():
+    if stale("raytrace"):
+        pytest.skip(stale("raytrace"))
     m = manifest("raytrace")
     entry = m["indexes"][0]
     with tarfile.open(REPO / "raytrace" / "prebuilt" / prebuilt.ARCHIVE, "r:xz") as archive:

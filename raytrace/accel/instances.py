@@ -252,7 +252,11 @@ def by_instance_levels(name, with_levels, without, doc):
     stub.__name__ = stub.__qualname__ = name
     stub.__doc__ = doc
 
-    @overload(stub, inline="always")
+    # inline="never": the choice is a separate tiny function (LLVM still inlines it; no
+    # difference measured on the Cornell box or scenes/instances.json). Inlined at Numba's
+    # IR level inside scene_hit's coverage loop, the lambda's variables tripped Numba's
+    # NumbaIRAssumptionWarning ("... is not in scope", a pedantic check) on cold compiles.
+    @overload(stub, inline="never")
     def _impl(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
         chosen = with_levels if has_instance_levels(acc) else without
         return lambda acc, ox, oy, oz, dx, dy, dz, tmin, tmax: chosen(acc, ox, oy, oz, dx, dy, dz,

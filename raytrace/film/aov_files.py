@@ -93,6 +93,9 @@ def render_metadata(image, scene=None, settings=None, denoiser=None):
     for key in IMAGE_SETTINGS:
         if settings is not None and key in settings:
             meta[key] = settings[key]
+    if settings is not None and settings.get("noise_threshold") is not None:
+        for key in ("noise_threshold", "min_spp", "max_spp"):      # adaptive sampling
+            meta[key] = settings[key]
     if scene is not None:
         meta["scene"] = pathlib.Path(scene.name).name
         meta["scene_hash"] = scene_hash(scene)

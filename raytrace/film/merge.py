@@ -61,6 +61,10 @@ def _check(paths, renders):
             raise SceneError(None, "no raytrace:spp / raytrace:seed in its header (not a raytrace render?)",
                              file=path)
         _check_meta(path, meta)
+        if "noise_threshold" in meta:
+            raise SceneError(None, "is an adaptive render (raytrace:noise_threshold): its pixels hold "
+                                   "different numbers of samples, which a merge by spp would weight wrongly; "
+                                   "merge uniform renders", file=path)
         if "color" not in layers:
             raise SceneError(None, "has no colour channels (R, G, B)", file=path)
         for key in ("scene_hash",) + IMAGE_SETTINGS:

@@ -27,13 +27,15 @@ def scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """Closest hit over the BVH, the instances and the infinite planes whose surface is
     there for this ray -> :class:`~raytrace.layout.SceneHit`."""
     layers = 0
-    while True:                      # one traversal call site: compiled once per kernel
+    searching = True
+    hit = SceneHit(tmax, MISS, -1, 0.0, 0.0, -1)
+    while searching:                 # one traversal call site: compiled once per kernel
         hit = _closest(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax)
-        if (geo.cutouts == 0 or hit.kind == MISS or layers == MAX_LAYERS
-                or covered(geo, hit, ox, oy, oz, dx, dy, dz)):
-            return hit
+        searching = (geo.cutouts > 0 and hit.kind != MISS and layers < MAX_LAYERS
+                     and not covered(geo, hit, ox, oy, oz, dx, dy, dz))
         tmin = hit.t
         layers += 1
+    return hit
 
 
 @njit(cache=True, inline="always")

@@ -63,6 +63,7 @@ SHADOW_END = 1.0 - 1e-6   # shadow rays stop this fraction short of the light po
 SAFETY_DEPTH = 1 << 16    # a path never has more bounces (unbounded max_depth with RR off)
 UNBOUNDED = 1 << 62       # max_depth -1
 GROUPS_PER_BOUNCE = 4
+JUDGED_BLOCK = 8          # adaptive sampling judges samples 8-15, 24-31, ... (film.adaptive)
 PIXEL_GROUP = np.int64(0)        # the position in the pixel's 2-D group
 LENS_GROUP = np.int64(1 << 24)   # the thin lens's (far above any bounce's groups)
 # (int64 values, not Python ints: a literal argument would make rand2 compile once more)
@@ -329,38 +330,65 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def path_rows(rows, queue, accum, nonfinite, sample, bvh, geo, lights, cube, cam, settings,
-              filter_table):
-    """Add sample ``sample`` of every pixel of the rows this thread takes from ``queue``
-    to ``accum`` (channels 0-2 the radiance, 3-5 its square); a sample that comes out NaN
-    or infinite is not added but counted in ``nonfinite[i, j]``. A row kernel of
+def path_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, geo, lights, cube, cam,
+              settings, filter_table):
+    """Add samples ``sample .. sample + count - 1`` of every pixel of the rows this thread
+    takes from ``queue``, in that order, to ``accum`` (channels 0-2 the radiance, 3-5 its
+    square); a sample that comes out NaN or infinite is not added but counted in
+    ``nonfinite[i, j]``. A row kernel of
     :mod:`raytrace.kernels.threads`.
+
+    Adaptive sampling (:mod:`raytrace.film.adaptive`): ``active`` (H, W) uint8 marks the
+    pixels that take these samples (a (1, 1) array: every pixel), and a sample of an
+    odd-numbered block of ``JUDGED_BLOCK`` (samples 8-15, 24-31, ...) is also added to
+    ``half`` (H, W, 6), the sums the stopping rule judges (a (1, 1, 6) array: none).
 
     One function holds the row and pixel loops and (inlined) the path loop: the scene's
     arrays change hands once per call, borrowed (no reference counting per call), and the
     path tracer is compiled once."""
     bvh, geo, lights, cube = borrow(bvh), borrow(geo), borrow(lights), borrow(cube)
+    every_pixel = active.shape[0] == 1
+    halves = half.shape[0] > 1
     i = next_row(rows, queue)
     while i >= 0:
         for j in range(accum.shape[1]):
-            ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, sample)
-            lr, lg, lb = trace_path(bvh, geo, lights, cube, settings, i * settings.width + j, sample,
-                                    ox, oy, oz, dx, dy, dz)
-            if math.isfinite(lr) and math.isfinite(lg) and math.isfinite(lb):
-                accum[i, j, 0] += lr
-                accum[i, j, 1] += lg
-                accum[i, j, 2] += lb
-                accum[i, j, 3] += lr * lr
-                accum[i, j, 4] += lg * lg
-                accum[i, j, 5] += lb * lb
-            else:
-                nonfinite[i, j] += 1
+            if not every_pixel and active[i, j] == 0:
+                continue
+            for k in range(sample, sample + count):
+                _add_sample(accum, nonfinite, half, halves and (k // JUDGED_BLOCK) % 2 == 1, i, j, k, bvh,
+                            geo, lights, cube, cam, settings, filter_table)
         i = next_row(rows, queue)
 
 
+@njit(cache=True, inline="always")
+def _add_sample(accum, nonfinite, half, keep_half, i, j, sample, bvh, geo, lights, cube, cam, settings,
+                filter_table):
+    """Sample ``sample`` of pixel (i, j) into ``accum`` (and ``half`` when ``keep_half``)."""
+    ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, sample)
+    lr, lg, lb = trace_path(bvh, geo, lights, cube, settings, i * settings.width + j, sample,
+                            ox, oy, oz, dx, dy, dz)
+    if math.isfinite(lr) and math.isfinite(lg) and math.isfinite(lb):
+        accum[i, j, 0] += lr
+        accum[i, j, 1] += lg
+        accum[i, j, 2] += lb
+        accum[i, j, 3] += lr * lr
+        accum[i, j, 4] += lg * lg
+        accum[i, j, 5] += lb * lb
+        if keep_half:
+            half[i, j, 0] += lr
+            half[i, j, 1] += lg
+            half[i, j, 2] += lb
+            half[i, j, 3] += lr * lr
+            half[i, j, 4] += lg * lg
+            half[i, j, 5] += lb * lb
+    else:
+        nonfinite[i, j] += 1
+
+
 def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, cube, cam, settings, filter_table,
-                rows=None):
-    """Add sample number ``sample`` of every pixel to ``accum`` ((H, W, 6) float64: sums
+                rows=None, active=None, half=None, count=1):
+    """Add sample number ``sample`` (``count`` > 1: samples ``sample .. sample + count - 1``,
+    in order) of every pixel to ``accum`` ((H, W, 6) float64: sums
     of the radiance and of its square, per channel), on ``numba.get_num_threads()``
     threads.
 
@@ -368,18 +396,24 @@ def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, cube, cam, 
     ``(k * settings.row_stride) % H`` so that each thread's share of the rows is spread
     over the image. Samples that come out NaN or infinite are not added;
     ``nonfinite[row, column]`` counts them (a safety net: it should stay 0).
-    ``counter[0]`` is set to ``sample + 1`` when the pass is complete (also when Ctrl-C
-    came during it: :func:`~raytrace.kernels.threads.run_rows` finishes the rows first)."""
+    ``counter[0]`` is set to ``sample + count`` when the pass is complete (also when Ctrl-C
+    came during it: :func:`~raytrace.kernels.threads.run_rows` finishes the rows first).
+    ``active`` ((H, W) uint8, default every pixel) and ``half`` ((H, W, 6) float64, the
+    judged samples' sums, default none): see :func:`path_rows`."""
     if rows is None:
         height = accum.shape[0]
         rows = (np.arange(height, dtype=np.int64) * settings.row_stride) % height
+    if active is None:
+        active = np.ones((1, 1), np.uint8)
+    if half is None:
+        half = np.zeros((1, 1, 6))
     try:
-        run_rows(path_rows, rows, accum, nonfinite, sample, bvh, geo, lights, cube, cam, settings,
-                 filter_table)
+        run_rows(path_rows, rows, accum, nonfinite, active, half, sample, count, bvh, geo, lights, cube,
+                 cam, settings, filter_table)
     except KeyboardInterrupt:
-        counter[0] = sample + 1
+        counter[0] = sample + count
         raise
-    counter[0] = sample + 1
+    counter[0] = sample + count
 
 
 def row_stride(height):

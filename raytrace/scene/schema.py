@@ -142,6 +142,7 @@ _TEXTURE = {
 SETTING_LIMITS = {
     "width": (1, 16384), "height": (1, 16384), "spp": (1, 65536), "seed": (0, 2 ** 63 - 1),
     "bounces": (0, 64), "max_depth": (-1, 65536), "rr_depth": (1, 65536),
+    "min_spp": (1, 65536), "max_spp": (1, 65536),
 }
 
 
@@ -159,6 +160,9 @@ _INTEGRATOR_PATH = {
     "max_depth": _int_setting("max_depth"),
     "rr_depth": _int_setting("rr_depth"),
     "epsilon": _pos,
+    "noise_threshold": {"type": "number", "minimum": 0},
+    "min_spp": _int_setting("min_spp"),
+    "max_spp": _int_setting("max_spp"),
 }
 
 
