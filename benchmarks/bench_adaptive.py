@@ -34,7 +34,7 @@ def main():
     if not cached.exists():
         cached.parent.mkdir(parents=True, exist_ok=True)
         print(f"rendering the reference ({args.ref_spp} spp) ...", flush=True)
-        np.save(cached, np.asarray(raytrace.render(scene, spp=args.ref_spp, seed=12345, progress=True, **size)))
+        np.save(cached, np.asarray(raytrace.render(scene, spp=args.ref_spp, seed=12345, **size)))
     ref = np.load(cached).astype(np.float64)
     raytrace.render(scene, width=8, height=8, spp=1)
     raytrace.render(scene, width=8, height=8, noise_threshold=0.5, max_spp=32)      # compile

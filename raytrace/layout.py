@@ -269,7 +269,9 @@ class Camera(NamedTuple):
 # samples as the colour (float64 columns of the AOV buffer below), then divided: albedo
 # and normal by the samples, depth and position by the samples that hit something. The
 # id AOVs come through the pixel centres (exact integers, -1 for nothing); "samples" is
-# the number of colour samples each pixel holds.
+# the number of colour samples each pixel took, less those dropped as NaN or infinite
+# (adaptive sampling: a quarter of them only decide, see raytrace.film.adaptive). With
+# adaptive sampling the filtered AOVs use the first min_spp samples.
 AOV_ALBEDO, AOV_NORMAL, AOV_DEPTH, AOV_POSITION, AOV_UV, AOV_HITS = 0, 3, 6, 7, 10, 12
 AOV_WIDTH = 13
 FILTERED_AOVS = {"albedo": (AOV_ALBEDO, 3), "normal": (AOV_NORMAL, 3), "depth": (AOV_DEPTH, 1),

@@ -29,9 +29,9 @@ Z = 4.0
 
 def test_judged_counts_closed_form():
     counts = np.arange(0, 70)
-    brute = np.array([sum((k // 8) % 2 == 1 for k in range(n)) for n in counts])
+    brute = np.array([sum((k // 4) % 4 == 3 for k in range(n)) for n in counts])
     assert adaptive.judged_count(counts).tolist() == brute.tolist()
-    assert adaptive.judged_count(16) == 8 and adaptive.judged_count(10) == 2
+    assert adaptive.judged_count(16) == 4 and adaptive.judged_count(14) == 2 and adaptive.judged_count(13) == 1
     assert [adaptive.pattern_spp(n) for n in (1, 2, 3, 16, 17, 1000)] == [1, 2, 4, 16, 32, 1024]
 
 
@@ -65,7 +65,7 @@ def test_kernel_is_the_numpy_rule(judged_only, monkeypatch):
     active = np.ones((h, w), np.uint8)
     active[0, :5] = 0                                   # stopped pixels stay stopped
     noise = np.empty((h, w))
-    left = stop_converged(half, counts, active, noise, threshold, adaptive.FLOOR, adaptive.JUDGED_BLOCK,
+    left = stop_converged(half, counts, active, noise, threshold, adaptive.FLOOR, adaptive.JUDGED_BLOCK, adaptive.JUDGED_EVERY,
                           judged_only)
     assert np.allclose(noise, by_hand, rtol=1e-9)
     was_active = np.ones((h, w), bool)
@@ -114,7 +114,7 @@ def test_chunked_kernel_calls_make_the_sums_of_single_passes():
     pk.render_pass(chunk[0], chunk[1], chunk[2], 0, *args, half=half2, count=16)
     assert np.array_equal(one[0], chunk[0]) and np.array_equal(half1, half2) and chunk[2][0] == 16
     judged = np.zeros_like(half1)
-    for k in range(8, 16):                               # the judged samples: block 8-15
+    for k in range(12, 16):                              # the judged samples: block 12-15
         b = pk.new_buffers(16, 16)
         pk.render_pass(b[0], b[1], b[2], k, *args)
         judged += b[0]

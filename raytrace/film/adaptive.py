@@ -2,8 +2,8 @@
 pass goes only to the pixels whose estimated noise is still at least the threshold.
 
 The noise of a pixel (``--noise-threshold`` compares with it): the relative standard
-error of the pixel's mean, estimated from its **judged samples** only, those of the
-odd-numbered blocks of 8 (samples 8-15, 24-31, 40-47, ...), per channel ``c``::
+error of the pixel's mean, estimated from its **judged samples** only, the last block of
+4 in every 16 (samples 12-15, 28-31, 44-47, ...), per channel ``c``::
 
     e_c = sqrt(v_c / n) / max(m_c, floor)        noise = max over c, then over the 3x3
                                                   neighbourhood of the pixel
@@ -18,24 +18,26 @@ pixels stop, and the samples go where the squared error is (on the Cornell box a
 256 a floor of 0.05, or of the image mean itself, spent most samples on dark pixels).
 The 3x3 maximum keeps a pixel sampling while a neighbour is noisy: an edge or a small
 light that the first samples of a pixel missed (zero variance) is still found through
-its neighbours. A pixel with fewer than 2 judged samples (``min_spp`` < 10) counts as
+its neighbours. A pixel with fewer than 2 judged samples (``min_spp`` < 14) counts as
 noisy.
 
 Bias. A rule that stops a pixel by looking at its samples prefers to stop after lucky
 ones: path-traced radiance is skewed, so a pixel whose samples happen to be low also
 shows a low variance and stops. So the rule looks at the judged samples only, and the
 image of a pixel is the mean of its **other** samples: the stopping time depends on
-samples that are not in the estimate, which stays unbiased. The price: about half of
+samples that are not in the estimate, which stays unbiased. The price: a quarter of
 every pixel's samples are not in its image (``mean_and_variance``). Measured on the
 stored Mitsuba references (64 x 64, 10 seeds, threshold 0.2, the z-test of
-``tests/test_adaptive.py``): keeping both halves (what production renderers
-do) made the glass scene's mean 1.7 % dark (11 standard errors) and the Cornell box's
-red 0.19 % (3); the image of the unjudged samples is within the noise on both. Why
-blocks of 8 and not the odd samples: the samples are Owen-scrambled Sobol points, whose
-odd-numbered points all lie in one half of every dimension (the lowest index bit sets
-the first digit), so an image of the even ones sees half the pixel (4 times the squared
-error of an image of as many consecutive points, measured); aligned blocks of 8 consecutive points
-are stratified nets over the whole domain.
+``tests/test_adaptive.py``): keeping the judged samples in the image (what production
+renderers do) made the glass scene's mean 1.7 % dark (11 standard errors; judging all
+samples: 3 %, 35) and the Cornell box's red 0.19 % (3); leaving them out, both are
+within 2 standard errors. Why blocks of 4 and not every other sample: the samples are
+Owen-scrambled Sobol points, whose odd-numbered points all lie in one half of every
+dimension (the lowest index bit sets the first digit), so an image of the even ones
+sees half the pixel (it measured 4 times the squared error of an image of as many
+consecutive points); aligned blocks of consecutive points are stratified nets over the
+whole domain, and so are the 12 points before each judged block. Judging 1 block in 4
+rather than 1 in 2 measured a lower RMSE at the same time (``benchmarks/bench_adaptive.py``).
 
 Schedule. Pass ``k`` (0, 1, ...) adds sample ``k`` to every active pixel, so an image
 depends on the seed only (never on threads or timing); a pixel once stopped never starts
@@ -54,9 +56,10 @@ import numpy as np
 
 FLOOR = 2.0           # times the image's mean: below it, the error counts as absolute
 TINY = 1e-6           # the smallest floor (an all-black image)
-JUDGED_BLOCK = 8      # the rule judges samples 8-15, 24-31, ... (kernels.path.JUDGED_BLOCK)
+JUDGED_BLOCK = 4      # the rule judges samples 12-15, 28-31, ...: the last block of
+JUDGED_EVERY = 4      # JUDGED_BLOCK in every JUDGED_EVERY blocks (as kernels.path)
 JUDGED_ONLY = True    # False: the rule judges all the samples (the bias test's negative control)
-DEFAULT_MIN_SPP = 16  # uniform passes before the first decision (8 judged samples)
+DEFAULT_MIN_SPP = 16  # uniform passes before the first decision (4 judged samples)
 
 
 def pattern_spp(max_spp):
@@ -67,8 +70,8 @@ def pattern_spp(max_spp):
 
 def judged_count(n):
     """How many of samples 0 .. n - 1 the rule judges (``n``: int or int array)."""
-    b = JUDGED_BLOCK
-    return (n // (2 * b)) * b + np.maximum(0, n % (2 * b) - b)
+    b, e = JUDGED_BLOCK, JUDGED_EVERY
+    return (n // (e * b)) * b + np.maximum(0, n % (e * b) - (e - 1) * b)
 
 
 def pixel_noise(half, n):
@@ -135,7 +138,7 @@ class Plan:
             self.active[:] = 0
         elif passes >= self._next_plan:
             from ..kernels.adaptive import stop_converged
-            stop_converged(judged, self.counts, self.active, self._noise, self.threshold, FLOOR, JUDGED_BLOCK,
+            stop_converged(judged, self.counts, self.active, self._noise, self.threshold, FLOOR, JUDGED_BLOCK, JUDGED_EVERY,
                            JUDGED_ONLY)
             self._next_plan = passes + max(1, passes // 8)
         else:

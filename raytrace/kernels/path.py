@@ -63,7 +63,8 @@ SHADOW_END = 1.0 - 1e-6   # shadow rays stop this fraction short of the light po
 SAFETY_DEPTH = 1 << 16    # a path never has more bounces (unbounded max_depth with RR off)
 UNBOUNDED = 1 << 62       # max_depth -1
 GROUPS_PER_BOUNCE = 4
-JUDGED_BLOCK = 8          # adaptive sampling judges samples 8-15, 24-31, ... (film.adaptive)
+JUDGED_BLOCK = 4          # adaptive sampling judges samples 12-15, 28-31, ... (film.adaptive):
+JUDGED_EVERY = 4          # the last block of JUDGED_BLOCK samples in every JUDGED_EVERY
 PIXEL_GROUP = np.int64(0)        # the position in the pixel's 2-D group
 LENS_GROUP = np.int64(1 << 24)   # the thin lens's (far above any bounce's groups)
 # (int64 values, not Python ints: a literal argument would make rand2 compile once more)
@@ -339,9 +340,10 @@ def path_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, g
     :mod:`raytrace.kernels.threads`.
 
     Adaptive sampling (:mod:`raytrace.film.adaptive`): ``active`` (H, W) uint8 marks the
-    pixels that take these samples (a (1, 1) array: every pixel), and a sample of an
-    odd-numbered block of ``JUDGED_BLOCK`` (samples 8-15, 24-31, ...) is also added to
-    ``half`` (H, W, 6), the sums the stopping rule judges (a (1, 1, 6) array: none).
+    pixels that take these samples (a (1, 1) array: every pixel), and a judged sample
+    (12-15, 28-31, ...: the last block of ``JUDGED_BLOCK`` in every ``JUDGED_EVERY``) is
+    also added to ``half`` (H, W, 6), the sums the stopping rule judges (a (1, 1, 6)
+    array: none).
 
     One function holds the row and pixel loops and (inlined) the path loop: the scene's
     arrays change hands once per call, borrowed (no reference counting per call), and the
@@ -355,7 +357,8 @@ def path_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, g
             if not every_pixel and active[i, j] == 0:
                 continue
             for k in range(sample, sample + count):
-                _add_sample(accum, nonfinite, half, halves and (k // JUDGED_BLOCK) % 2 == 1, i, j, k, bvh,
+                _add_sample(accum, nonfinite, half, halves and (k // JUDGED_BLOCK) % JUDGED_EVERY == JUDGED_EVERY - 1,
+                            i, j, k, bvh,
                             geo, lights, cube, cam, settings, filter_table)
         i = next_row(rows, queue)
 
