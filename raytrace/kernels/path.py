@@ -349,6 +349,7 @@ def path_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, g
     arrays change hands once per call, borrowed (no reference counting per call), and the
     path tracer is compiled once."""
     bvh, geo, lights, cube = borrow(bvh), borrow(geo), borrow(lights), borrow(cube)
+    accum, nonfinite, active, half = borrow(accum), borrow(nonfinite), borrow(active), borrow(half)
     every_pixel = active.shape[0] == 1
     halves = half.shape[0] > 1
     i = next_row(rows, queue)
