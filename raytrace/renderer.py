@@ -334,7 +334,8 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
         s["spp"] = _spp_for_budget(scene, s, (lights, cube, cam, table), clock)
     h, w = s["height"], s["width"]
     spp = s["max_spp"] if adaptive else s["spp"]
-    settings = kernel_settings(dict(s, spp=adaptive_sampling.pattern_spp(spp)) if adaptive else s)
+    s_pattern = dict(s, spp=adaptive_sampling.pattern_spp(spp)) if adaptive else s   # the camera's
+    settings = kernel_settings(s_pattern)
     accum, nonfinite, counter = pk.new_buffers(h, w, written=True)
     plan = half = None
     if adaptive:
@@ -359,15 +360,17 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
                     break
                 count = plan.chunk(sample) if plan is not None else 1
                 started = time.perf_counter()
-                pk.render_pass(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
-                               cube, cam, settings, table, rows=plan and plan.rows,
-                               active=plan and plan.active, half=half, count=count)
+                try:
+                    pk.render_pass(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
+                                   cube, cam, settings, table, rows=plan and plan.rows,
+                                   active=plan and plan.active, half=half, count=count)
+                finally:               # Ctrl-C twice: the call still finished its samples
+                    if plan is not None:
+                        plan.after_pass(sample + count, half, accum, count)
                 last_pass = time.perf_counter() - started
-                if plan is not None:
-                    plan.after_pass(sample + count, half, accum, count)
                 if aov_buf is not None:
                     for k in range(sample, min(sample + count, s["min_spp"]) if plan is not None else sample + 1):
-                        _aov_pass(scene, s, aov_buf, k, PATH_SAMPLING)
+                        _aov_pass(scene, s_pattern, aov_buf, k, PATH_SAMPLING)
                 sample += count
                 if bar is not None:
                     bar.update(count)

@@ -237,3 +237,42 @@ def test_an_adaptive_exr_says_so_and_merge_refuses_it(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "is an adaptive render" in err and "a.exr" in err
     assert not (tmp_path / "m.exr").exists()
+
+
+def test_interrupted_adaptive_render_counts_the_samples_it_holds():
+    """A second Ctrl-C ends the render after the kernel call it came in: the image is the
+    mean of the samples the buffers hold (the same as a render capped at those passes)."""
+    scene = _cornell(16)
+    calls = []
+
+    def stop_after_two(done, total):
+        calls.append(done)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+    with pytest.raises(raytrace.RenderInterrupted) as stop:
+        raytrace.render(scene, noise_threshold=0.05, max_spp=64, callback=stop_after_two)
+    part = stop.value.image
+    capped = raytrace.render(scene, noise_threshold=0.05, max_spp=64)
+    assert part is not None and part.info.spp == calls[1] < 64
+    again = raytrace.render(scene, noise_threshold=0.05, max_spp=part.info.spp)
+    assert np.array_equal(part, again) and not np.array_equal(part, capped)
+
+
+def test_filtered_aovs_of_an_adaptive_render_use_its_camera_samples():
+    """The first min_spp samples of the camera pattern (max_spp 48 -> 64 samples), not
+    those of an spp-sample render (48: multi-jittered points, which differ)."""
+    scene = _cornell(16)
+    img = raytrace.render(scene, noise_threshold=0.2, max_spp=48, aovs=["albedo"])
+    assert np.array_equal(img.aovs["albedo"], _first_passes_albedo(scene, 64, 16))
+    assert not np.array_equal(img.aovs["albedo"], _first_passes_albedo(scene, 48, 16))   # it can fail
+
+
+def _first_passes_albedo(scene, pattern_spp, passes):
+    """The albedo AOV of the first ``passes`` samples of a ``pattern_spp``-sample render."""
+    from raytrace import renderer
+    from raytrace.layout import AOV_WIDTH, PATH_SAMPLING
+    s = renderer.resolve_settings(scene, {"spp": pattern_spp})
+    buf = np.zeros((s["height"], s["width"], AOV_WIDTH))
+    for k in range(passes):
+        renderer._aov_pass(scene, s, buf, k, PATH_SAMPLING)
+    return renderer.finish_aovs(scene, s, ("albedo",), buf, passes, np.zeros(1, np.int64))["albedo"]
