@@ -280,6 +280,11 @@ ID_AOVS = ("object_id", "material_id")
 AOVS = tuple(FILTERED_AOVS) + ID_AOVS + ("samples",)
 PATH_SAMPLING, WHITTED_SAMPLING = 0, 1      # whose camera samples an AOV pass follows
 
+# Adaptive sampling (raytrace.film.adaptive): the stopping rule judges the last block of
+# JUDGED_BLOCK samples in every JUDGED_EVERY blocks (samples 12-15, 28-31, ...), whose
+# sums the path kernel also adds to a second buffer; the image averages the others.
+JUDGED_BLOCK, JUDGED_EVERY = 4, 4
+
 
 # --------------------------------------------------------------------------- settings
 BOX, TENT, GAUSSIAN = 0, 1, 2

@@ -65,8 +65,7 @@ def test_kernel_is_the_numpy_rule(judged_only, monkeypatch):
     active = np.ones((h, w), np.uint8)
     active[0, :5] = 0                                   # stopped pixels stay stopped
     noise = np.empty((h, w))
-    left = stop_converged(half, counts, active, noise, threshold, adaptive.FLOOR, adaptive.JUDGED_BLOCK, adaptive.JUDGED_EVERY,
-                          judged_only)
+    left = stop_converged(half, counts, active, noise, threshold, adaptive.FLOOR, judged_only)
     assert np.allclose(noise, by_hand, rtol=1e-9)
     was_active = np.ones((h, w), bool)
     was_active[0, :5] = False

@@ -54,10 +54,10 @@ and ``--max-spp n`` reproduces a render that a time budget stopped after ``n`` p
 """
 import numpy as np
 
+from ..layout import JUDGED_BLOCK, JUDGED_EVERY
+
 FLOOR = 2.0           # times the image's mean: below it, the error counts as absolute
 TINY = 1e-6           # the smallest floor (an all-black image)
-JUDGED_BLOCK = 4      # the rule judges samples 12-15, 28-31, ...: the last block of
-JUDGED_EVERY = 4      # JUDGED_BLOCK in every JUDGED_EVERY blocks (as kernels.path)
 JUDGED_ONLY = True    # False: the rule judges all the samples (the bias test's negative control)
 DEFAULT_MIN_SPP = 16  # uniform passes before the first decision (4 judged samples)
 
@@ -138,8 +138,7 @@ class Plan:
             self.active[:] = 0
         elif passes >= self._next_plan:
             from ..kernels.adaptive import stop_converged
-            stop_converged(judged, self.counts, self.active, self._noise, self.threshold, FLOOR, JUDGED_BLOCK, JUDGED_EVERY,
-                           JUDGED_ONLY)
+            stop_converged(judged, self.counts, self.active, self._noise, self.threshold, FLOOR, JUDGED_ONLY)
             self._next_plan = passes + max(1, passes // 8)
         else:
             return

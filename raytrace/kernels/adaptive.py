@@ -13,21 +13,28 @@ import numpy as np
 import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
+from ..layout import JUDGED_BLOCK, JUDGED_EVERY
+
 
 @njit(cache=True, inline="always")
-def judged_count(n, block, every):
-    """How many of samples 0 .. n - 1 lie in the last block of ``block`` samples of every
-    ``every`` blocks."""
-    return (n // (every * block)) * block + max(0, n % (every * block) - (every - 1) * block)
+def is_judged(k):
+    """Whether sample ``k`` is one the stopping rule judges (``layout.JUDGED_BLOCK``)."""
+    return (k // JUDGED_BLOCK) % JUDGED_EVERY == JUDGED_EVERY - 1
+
+
+@njit(cache=True, inline="always")
+def judged_count(n):
+    """How many of samples 0 .. n - 1 are judged (``film.adaptive.judged_count``)."""
+    period = JUDGED_EVERY * JUDGED_BLOCK
+    return (n // period) * JUDGED_BLOCK + max(0, n % period - (JUDGED_EVERY - 1) * JUDGED_BLOCK)
 
 
 @njit(cache=True, error_model="numpy")
-def stop_converged(half, counts, active, noise, threshold, floor_scale, block, every, judged_only):
+def stop_converged(half, counts, active, noise, threshold, floor_scale, judged_only):
     """Clear ``active[i, j]`` (uint8) of every active pixel whose noise, the largest in
     its 3x3 neighbourhood, is below ``threshold``; -> the number still active.
 
-    ``half`` (H, W, 6): sums of the judged samples (the last block of ``block`` samples
-    in every ``every`` blocks) and of their squares (with ``judged_only`` False: of all the
+    ``half`` (H, W, 6): sums of the judged samples (:func:`is_judged`) and of their squares (with ``judged_only`` False: of all the
     samples, the rule the bias test must catch); a pixel with fewer than 2 judged
     samples counts as noisy;
     ``counts`` (H, W) int64: samples per pixel (>= 2); ``noise`` (H, W) float64: scratch,
@@ -37,14 +44,14 @@ def stop_converged(half, counts, active, noise, threshold, floor_scale, block, e
     total = 0.0
     for i in range(h):
         for j in range(w):
-            k = max(judged_count(counts[i, j], block, every) if judged_only else counts[i, j], 1)
+            k = max(judged_count(counts[i, j]) if judged_only else counts[i, j], 1)
             for c in range(3):
                 total += half[i, j, c] / k
     floor = max(floor_scale * total / (3.0 * h * w), 1e-6)
     for i in range(h):
         for j in range(w):
             n = counts[i, j]
-            k = judged_count(n, block, every) if judged_only else n
+            k = judged_count(n) if judged_only else n
             if k < 2:
                 noise[i, j] = np.inf
                 continue

@@ -47,6 +47,7 @@ from numba import njit
 
 from ..layout import ENV_NONE, M_COLOR, M_IOR, MISS, SOBOL
 from .borrow import borrow
+from .adaptive import is_judged
 from .bsdf import TINY, bsdf_chooses_lobe, bsdf_eval, bsdf_has_smooth, bsdf_sample
 from .camera_rays import camera_ray, lens_ray
 from .emitters import env_direction_pdf, env_radiance, light_pdf_at_hit, sample_light
@@ -63,8 +64,6 @@ SHADOW_END = 1.0 - 1e-6   # shadow rays stop this fraction short of the light po
 SAFETY_DEPTH = 1 << 16    # a path never has more bounces (unbounded max_depth with RR off)
 UNBOUNDED = 1 << 62       # max_depth -1
 GROUPS_PER_BOUNCE = 4
-JUDGED_BLOCK = 4          # adaptive sampling judges samples 12-15, 28-31, ... (film.adaptive):
-JUDGED_EVERY = 4          # the last block of JUDGED_BLOCK samples in every JUDGED_EVERY
 PIXEL_GROUP = np.int64(0)        # the position in the pixel's 2-D group
 LENS_GROUP = np.int64(1 << 24)   # the thin lens's (far above any bounce's groups)
 # (int64 values, not Python ints: a literal argument would make rand2 compile once more)
@@ -341,9 +340,8 @@ def path_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, g
 
     Adaptive sampling (:mod:`raytrace.film.adaptive`): ``active`` (H, W) uint8 marks the
     pixels that take these samples (a (1, 1) array: every pixel), and a judged sample
-    (12-15, 28-31, ...: the last block of ``JUDGED_BLOCK`` in every ``JUDGED_EVERY``) is
-    also added to ``half`` (H, W, 6), the sums the stopping rule judges (a (1, 1, 6)
-    array: none).
+    (``kernels.adaptive.is_judged``) is also added to ``half`` (H, W, 6), the sums the
+    stopping rule judges (a (1, 1, 6) array: none).
 
     One function holds the row and pixel loops and (inlined) the path loop: the scene's
     arrays change hands once per call, borrowed (no reference counting per call), and the
@@ -358,9 +356,8 @@ def path_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, g
             if not every_pixel and active[i, j] == 0:
                 continue
             for k in range(sample, sample + count):
-                _add_sample(accum, nonfinite, half, halves and (k // JUDGED_BLOCK) % JUDGED_EVERY == JUDGED_EVERY - 1,
-                            i, j, k, bvh,
-                            geo, lights, cube, cam, settings, filter_table)
+                _add_sample(accum, nonfinite, half, halves and is_judged(k), i, j, k, bvh, geo, lights, cube,
+                            cam, settings, filter_table)
         i = next_row(rows, queue)
 
 
@@ -372,21 +369,22 @@ def _add_sample(accum, nonfinite, half, keep_half, i, j, sample, bvh, geo, light
     lr, lg, lb = trace_path(bvh, geo, lights, cube, settings, i * settings.width + j, sample,
                             ox, oy, oz, dx, dy, dz)
     if math.isfinite(lr) and math.isfinite(lg) and math.isfinite(lb):
-        accum[i, j, 0] += lr
-        accum[i, j, 1] += lg
-        accum[i, j, 2] += lb
-        accum[i, j, 3] += lr * lr
-        accum[i, j, 4] += lg * lg
-        accum[i, j, 5] += lb * lb
+        _add_radiance(accum, i, j, lr, lg, lb)
         if keep_half:
-            half[i, j, 0] += lr
-            half[i, j, 1] += lg
-            half[i, j, 2] += lb
-            half[i, j, 3] += lr * lr
-            half[i, j, 4] += lg * lg
-            half[i, j, 5] += lb * lb
+            _add_radiance(half, i, j, lr, lg, lb)
     else:
         nonfinite[i, j] += 1
+
+
+@njit(cache=True, inline="always")
+def _add_radiance(sums, i, j, r, g, b):
+    """Add a sample to pixel (i, j) of ``sums`` (H, W, 6): the radiance, then its square."""
+    sums[i, j, 0] += r
+    sums[i, j, 1] += g
+    sums[i, j, 2] += b
+    sums[i, j, 3] += r * r
+    sums[i, j, 4] += g * g
+    sums[i, j, 5] += b * b
 
 
 def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, cube, cam, settings, filter_table,
