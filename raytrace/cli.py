@@ -1,4 +1,4 @@
-"""Command line: ``raytrace render``, ``raytrace convert`` and ``raytrace animate``.
+"""Command line: ``raytrace render``, ``convert``, ``merge``, ``animate`` and ``view``.
 
     raytrace render SCENE.json -o OUT.png [--size W H] [--spp N] [--seed S]
                     [--filter box|tent|gaussian] [--integrator whitted|path]
@@ -11,6 +11,7 @@
     raytrace convert SCENE.txt -o SCENE.json
     raytrace compare | regress | convergence ...   (grading: raytrace.grade.cli, docs/grading.md)
     raytrace animate SCENE.json -o OUT_DIR [...]   (raytrace.animation.cli)
+    raytrace view SCENE.json [--port N] [...]      (live preview: raytrace.view.cli)
 
 Bad input prints one line ``raytrace: error: scene.json: objects[3].radius: must be > 0``
 and exits with status 2; an I/O failure exits with 1. Every output path is checked before
@@ -25,7 +26,6 @@ Whitted render, stops at once and writes nothing (status 130).
 AOV files, EXR layers, denoising, partial images and merging: docs/outputs.md
 (raytrace.film).
 """
-import contextlib
 import sys
 import time
 
@@ -33,6 +33,7 @@ from userio import cli as ucli
 from userio.outputs import Outputs
 
 from .errors import SceneError
+from .settings import option_errors
 
 PROG = "raytrace"
 
@@ -42,6 +43,7 @@ def _parser():
     from .animation import cli as animate_cli
     from .grade import cli as grade_cli
     from .image import ENCODINGS
+    from .view import cli as view_cli
     p = ucli.parser(PROG, "Render JSON (or course .txt) scenes; convert course scenes to JSON.")
     sub = ucli.subparsers(p, dest="command", required=True, metavar="COMMAND")
     r = sub.add_parser("render", help="render a scene to an image",
@@ -105,6 +107,7 @@ def _parser():
     _film_options(r)
     _merge_parser(sub)
     animate_cli.add_parser(sub)
+    view_cli.add_parser(sub)
     c = sub.add_parser("convert", help="convert a course .txt scene to JSON",
                        description="Convert an MIT 6.837 ray-tracing scene (.txt) to a JSON scene.")
     c.add_argument("scene", help="course scene file (.txt)")
@@ -182,7 +185,7 @@ def _film_render(rmod, scene, settings, args, names, denoiser, show, overrides):
             args.output, img, aov_files.render_metadata(img, scene, settings), args.exr_half, args.encoding), PROG)
     aovs = tuple(dict.fromkeys(names + (GUIDES if denoiser else ())))
     try:
-        with _option_errors():
+        with option_errors():
             image = rmod.render(scene, progress=show, variance=bool(args.variance or denoiser), aovs=aovs,
                                 partial=writer, partial_seconds=args.write_partial or 0.0, **overrides)
     except KeyboardInterrupt as stop:
@@ -228,21 +231,6 @@ def _merge(args):
           f"{', denoised with ' + denoiser if denoiser else ''})", file=sys.stderr)
 
 
-@contextlib.contextmanager
-def _option_errors():
-    """Setting errors from overrides, reported under the option's name."""
-    try:
-        yield
-    except SceneError as exc:
-        if exc.file is not None:
-            raise
-        key = exc.where or ""
-        option = "--size" if key in ("width", "height") else key if key.startswith("-") else \
-            f"--{key.replace('_', '-')}"
-        message = f"{key} {exc.message}" if key in ("width", "height") else exc.message
-        raise SceneError(option, message) from None
-
-
 def _depth_range(args):
     try:
         lo, hi = float(args.depth[1]), float(args.depth[2])
@@ -264,7 +252,7 @@ def _render(args):
                  "time_budget": args.time}
     if args.size:
         overrides["width"], overrides["height"] = args.size
-    with _option_errors():
+    with option_errors():
         check_overrides(overrides)
     outputs = Outputs(SceneError)
     outputs.add(args.output, "-o", FORMATS, "image")
@@ -301,7 +289,7 @@ def _render(args):
             warmup.wait(child, timer=compiling)     # waiting for the child's compile counts as one
         if cold:
             warmup.compile_here(kind, instanced)    # loads what the child cached, or compiles here
-    with _option_errors():
+    with option_errors():
         settings = rmod.resolve_settings(scene, overrides)
     if args.view or args.highlight is not None:
         return _write_view(args, scene, overrides, outputs, t0, timers)
@@ -371,7 +359,7 @@ def _write_view(args, scene, overrides, outputs, t0, timers):
     from .image import encode_image
     from .views import render_view
     mode = args.view or "highlight"
-    with _option_errors(), warmup.notice_on_compile(not args.quiet) as compiling:
+    with option_errors(), warmup.notice_on_compile(not args.quiet) as compiling:
         timers.append(compiling)
         view = render_view(scene, mode, highlight=args.highlight, **overrides)
     outputs.set(args.output, encode_image(args.output, view.image, "linear"))
@@ -407,8 +395,10 @@ def _run(args):
     import numpy as np
 
     from .animation import cli as animate_cli
+    from .view import cli as view_cli
     body = getattr(args, "grade_body", None) or \
-        {"render": _render, "merge": _merge, "convert": _convert, "animate": animate_cli.run}[args.command]
+        {"render": _render, "merge": _merge, "convert": _convert, "animate": animate_cli.run,
+         "view": view_cli.run}[args.command]
     with np.errstate(all="ignore"):       # overflow is checked where it matters, not warned
         return body(args)
 

@@ -4,6 +4,8 @@ Kept apart from the renderer, which imports the kernels: the command line checks
 options here before anything heavy is imported (``--spp -5`` answers at once), and the
 renderer re-exports these names.
 """
+import contextlib
+
 import numpy as np
 from userio.limits import check_memory, check_number
 
@@ -107,3 +109,19 @@ def check_overrides(overrides):
         check_number(given["noise_threshold"], "noise_threshold", lo=0.0, error=SceneError)
     if "time_budget" in given:
         check_number(given["time_budget"], "time", lo=0.0, lo_open=True, error=SceneError)
+
+
+@contextlib.contextmanager
+def option_errors():
+    """Setting errors from overrides, reported under the command-line option's name
+    (``width`` -> ``--size``, ``max_spp`` -> ``--max-spp``)."""
+    try:
+        yield
+    except SceneError as exc:
+        if exc.file is not None:
+            raise
+        key = exc.where or ""
+        option = "--size" if key in ("width", "height") else key if key.startswith("-") else \
+            f"--{key.replace('_', '-')}"
+        message = f"{key} {exc.message}" if key in ("width", "height") else exc.message
+        raise SceneError(option, message) from None

@@ -86,9 +86,26 @@ def test_readme_python_example_names_existing_files():
         assert (REPO / name).exists() or name.startswith("out/"), name
 
 
+def _run_viewer(tokens, text):
+    """A ``raytrace view`` command runs until stopped: it must serve its first finished
+    image, then stop on Ctrl-C with status 130."""
+    from view_helpers import Viewer
+    viewer = Viewer(*tokens[2:])
+    try:
+        state = viewer.wait(lambda s: s["frame"] is not None and s["frame"]["stage"] == "done")
+        assert state["error"] == "", text
+        code, lines = viewer.interrupt()
+        assert code == 130, f"{text}\n{lines}"
+    finally:
+        viewer.kill()
+
+
 def test_readme_commands_run(tmp_path):
     out = tmp_path / "out"
     for tokens, text in COMMANDS:
+        if tokens[:2] == ["raytrace", "view"]:
+            _run_viewer(tokens, text)
+            continue
         argv = [str(out / t[4:]) if t.startswith("out/") else t for t in tokens]
         argv = [sys.executable, "-m", "raytrace", *argv[1:]] if argv[0] == "raytrace" \
             else [sys.executable, *argv[1:]]

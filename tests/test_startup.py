@@ -33,6 +33,8 @@ LIGHT = [
     ("raytrace", ["render", "s.json", "-o", "o.png", "--depth", "d.png", "5", "1"], 2),
     ("raytrace", ["animate", "s.json", "-o", "frames", "--spp", "0"], 2),
     ("raytrace", ["animate", "s.json", "-o", "frames", "--workers", "0"], 2),
+    ("raytrace", ["view", "--help"], 0), ("raytrace", ["view", "s.json", "--port", "70000"], 2),
+    ("raytrace", ["view", "s.json", "--spp", "0"], 2),
     ("curves", ["--help"], 0), ("curves", ["plot", "--help"], 0), ("curves", ["obj", "--help"], 0),
     ("curves", ["info", "--help"], 0), ("curves", ["plot"], 2),
     ("skinning", ["--help"], 0), ("skinning", ["info", "--help"], 0), ("skinning", ["export", "--help"], 0),

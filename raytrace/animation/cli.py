@@ -94,7 +94,8 @@ def _check(args):
 
 def run(args):
     """Body of ``raytrace animate``; returns the exit status."""
-    from ..cli import PROG, _option_errors
+    from ..cli import PROG
+    from ..settings import option_errors
     from ..scene.animation import check_shutter
     from ..settings import check_overrides
 
@@ -103,7 +104,7 @@ def run(args):
                  "rr_depth": args.rr_depth, "sampler": args.sampler}
     if args.size:
         overrides["width"], overrides["height"] = args.size
-    with _option_errors():
+    with option_errors():
         check_overrides(overrides)
     _check(args)
     shutter = check_shutter(args.shutter, "--shutter") if args.shutter is not None else None
@@ -124,7 +125,7 @@ def run(args):
     written = []
     show = not args.quiet and sys.stderr.isatty()
     try:
-        with _option_errors():
+        with option_errors():
             summary = animate(anim, args.output, scheduler=args.scheduler, workers=args.workers,
                               connect_timeout=args.connect_timeout,
                               threads_per_worker=args.threads_per_worker, frames=args.frames,

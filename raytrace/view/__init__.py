@@ -1,0 +1,10 @@
+"""``raytrace view``: a live, progressive preview of a scene file in the browser.
+
+- :mod:`.watch`: the files a scene is made of, and polling them for changes;
+- :mod:`.orbit`: the preview's camera moves (orbit, dolly) and the camera JSON snippet;
+- :mod:`.session`: loading and rendering on a worker thread, restarted on every change;
+- :mod:`.server`: the HTTP server on 127.0.0.1 (the page, server-sent events, commands);
+- ``static/``: the page and its script; :mod:`.cli`: the command.
+
+See docs/live-preview.md.
+"""

@@ -1,0 +1,97 @@
+"""``raytrace view``: the live preview in a browser (docs/live-preview.md).
+
+    raytrace view SCENE [--port N] [--no-browser] [--size W H] [--spp N]
+                  [--integrator whitted|path] [--save-dir DIR]
+
+Prints the page's address on standard error once it is served, then one line per
+notice (errors, reloads, compiling). Ctrl-C stops it: exit status 130, the port released.
+Bad options exit with 2 before anything is served; a scene that fails to load does not:
+the page shows its error until the file is fixed.
+"""
+import errno
+import os
+import sys
+
+from ..errors import SceneError
+
+HELP = "a live preview in the browser that renders again when the scene or its assets change"
+
+
+def add_parser(sub):
+    """Add the ``view`` sub-command to ``sub`` (argparse sub-parsers)."""
+    v = sub.add_parser(
+        "view", help=HELP,
+        description="Serve a live, progressive preview of SCENE on 127.0.0.1 and open it in a "
+                    "browser. The picture refines pass by pass and renders again within a second "
+                    "when the scene file or any file it reads (meshes, textures, glTF, skeletons) "
+                    "changes. Drag to orbit, wheel to dolly (the file's camera is never changed: "
+                    "'copy camera' gives the JSON); hover for pixel values and names.",
+        epilog="Ctrl-C stops the preview (exit status 130).")
+    v.add_argument("scene", help="scene file (.json, a course .txt, or a glTF .gltf/.glb)")
+    v.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one)")
+    v.add_argument("--no-browser", action="store_true", help="print the address, do not open a browser")
+    v.add_argument("--size", nargs=2, type=int, metavar=("W", "H"),
+                   help="image size in pixels (scene's image.width/height, else 400 400)")
+    v.add_argument("--spp", type=int, help="samples per pixel to refine to (scene's, else 1)")
+    v.add_argument("--integrator", choices=("whitted", "path"), help="override the scene's integrator")
+    v.add_argument("--save-dir", default=".", metavar="DIR",
+                   help="folder for the page's saved images (SCENE-view-NNN.png/.exr)")
+
+
+def _open_browser(url):
+    """Open ``url`` in the user's browser where there is a screen (a terminal browser
+    would take over the terminal the notices go to)."""
+    import threading
+    import webbrowser
+    if sys.platform not in ("darwin", "win32") and not (os.environ.get("DISPLAY") or
+                                                        os.environ.get("WAYLAND_DISPLAY")):
+        print("raytrace view: no display found: open the address above in a browser", file=sys.stderr)
+        return
+    threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+
+
+def run(args):
+    """Body of ``raytrace view``; returns the exit status (130 after Ctrl-C)."""
+    import pathlib
+
+    from ..settings import check_overrides, option_errors
+    overrides = {"spp": args.spp, "integrator": args.integrator}
+    if args.size:
+        overrides["width"], overrides["height"] = args.size
+    with option_errors():
+        check_overrides(overrides)
+    if not 0 <= args.port <= 65535:
+        raise SceneError("--port", f"must be within 0 .. 65535, got {args.port}")
+    scene = pathlib.Path(args.scene)
+    if not scene.is_file():
+        raise SceneError(None, "file not found", file=str(scene))
+    save_dir = pathlib.Path(args.save_dir)
+    if not save_dir.is_dir():
+        raise SceneError("--save-dir", f"{save_dir} is not a folder")
+
+    from .server import ViewServer
+    from .session import Session
+    session = Session(scene, overrides, log=sys.stderr)
+    try:
+        server = ViewServer(session, args.port, save_dir)
+    except OSError as exc:
+        session.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise SceneError("--port", f"127.0.0.1:{args.port} is in use (--port 0 picks a free one)") from None
+        raise
+    except BaseException:
+        session.close()
+        raise
+    try:
+        print(f"raytrace view: {server.url} ({scene}; Ctrl-C to stop)", file=sys.stderr, flush=True)
+        if not args.no_browser:
+            _open_browser(server.url)
+        server.serve_forever(poll_interval=0.25)
+    except KeyboardInterrupt:
+        print("raytrace view: stopped", file=sys.stderr, flush=True)
+        return 130
+    finally:
+        server.stopping.set()
+        session.close()
+        server.server_close()
+    return 0

@@ -1,0 +1,502 @@
+"""One preview: a scene file watched, loaded and rendered again and again on a worker thread.
+
+A :class:`Session` owns a worker thread that loads the scene (and every asset it reads,
+which it then watches, :mod:`raytrace.view.watch`) and renders it progressively through
+the renderer's public API, publishing each step as a :class:`Frame`:
+
+- the path tracer adds one pass (one sample per pixel) at a time up to the scene's spp
+  (or ``spp``), the passes :func:`raytrace.renderer.render` makes: the last frame equals
+  ``raytrace render``'s image bit for bit. Frames are published after the first pass and
+  then at most every :data:`PUBLISH_EVERY` seconds, with the spp, the seconds since the
+  render started and the estimated noise (:func:`noise_estimate`);
+- Whitted renders a quarter-size, 1-spp image first (``stage`` ``"preview"``, shown
+  enlarged), then the full image;
+- a debug view (:data:`MODES` other than ``color``) is rendered by
+  :func:`raytrace.views.render_view` (display colours, not radiance).
+
+Anything that changes the picture (a watched file, the camera, the time of an animated
+scene, the view) bumps the ``generation`` and restarts the work between two passes. A
+scene that fails to load or render sets ``error`` (the command line's one line) and keeps
+the last good frame; the next change tries again. Every change of the state a page shows
+increments ``version``; :meth:`Session.wait` blocks until it moves.
+
+The camera override (orbit, dolly, a camera set by the page) replaces the file's camera
+in the preview only; the file is never written.
+"""
+import copy
+import dataclasses
+import math
+import pathlib
+import threading
+import time
+import weakref
+
+import numpy as np
+
+from userio.cli import one_line, os_error_line
+from userio.errors import UserError
+
+from ..errors import SceneError
+from . import orbit as camera_moves
+from .watch import Watcher, files_read, named_files, stamps
+
+MODES = ("color", "objects", "materials", "normals", "cost", "nan")
+PUBLISH_EVERY = 0.2          # seconds between two published frames of one path-traced render
+PREVIEW_SCALE = 4            # Whitted's first image: 1/4 of the width and height
+
+
+class _Restart(Exception):
+    """Raised inside a render when the work it does is out of date."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    """A published image. ``image``: (H, W, 3) float32, linear radiance for ``mode``
+    ``"color"``, display colours for a debug view; ``stage``: ``"preview"`` (Whitted's
+    quarter-size first pass), ``"refining"`` (more passes to come) or ``"done"``;
+    ``spp``/``spp_target``: samples per pixel so far / asked for; ``seconds``: since the
+    render of this generation started (loading not counted); ``noise``: the path tracer's
+    :func:`noise_estimate` (None before 2 passes and for other renders); ``report``: a
+    debug view's one line."""
+    id: int
+    generation: int
+    image: np.ndarray
+    mode: str
+    integrator: str
+    stage: str
+    spp: int
+    spp_target: int
+    seconds: float
+    noise: float = None
+    report: str = ""
+    info: object = None
+
+
+def noise_estimate(mean, variance):
+    """The median over pixels of the relative standard error of the pixel mean (largest
+    channel; the denominator at least twice the image's mean, so dark pixels do not
+    dominate): a number that falls as 1/sqrt(spp)."""
+    floor = max(2.0 * float(mean.mean()), 1e-8)
+    rel = np.sqrt(np.maximum(variance, 0.0)) / np.maximum(mean, floor)
+    return float(np.median(rel.max(axis=-1)))
+
+
+class Session:
+    """The preview of ``scene_path`` (module docstring). ``overrides``: render options as
+    for :func:`raytrace.render` (``width``, ``height``, ``spp``, ``integrator``...);
+    ``log``: a stream for one-line notices (errors, reloads, compiling), or None."""
+
+    def __init__(self, scene_path, overrides=None, watch_interval=0.1, log=None):
+        self.scene_path = pathlib.Path(scene_path)
+        self.overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+        self.log = log
+        self._cond = threading.Condition()
+        self._wake = threading.Event()
+        self._closed = False
+        self.version = 0
+        self.generation = 0
+        self.frame = None
+        self._load_error = ""             # the last load's one line ("" when it loaded)
+        self._render_error = ""           # the last render's
+        self.message = "loading"
+        self._last_logged = None
+        self._reload = True
+        self._camera = None              # the preview's camera (look-at form), or None: the file's
+        self._file_camera = None
+        self._time = None
+        self._time_range = None
+        self._mode = "color"
+        self._scene = None
+        self._ids = {}                    # generation -> (object ids, material ids), the last few
+        self._view_scenes = weakref.WeakKeyDictionary()
+        self._save_lock = threading.Lock()
+        self.watcher = Watcher(self._files_changed, watch_interval)
+        self.watcher.watch([self.scene_path])
+        self._thread = threading.Thread(target=self._run, name="raytrace-view-render", daemon=True)
+        self._thread.start()
+        self._wake.set()
+
+    # ------------------------------------------------------------------ requests (any thread)
+    def _bump(self, reload=False, **changes):
+        with self._cond:
+            for name, value in changes.items():
+                setattr(self, name, value)
+            if reload:
+                self._reload = True
+            self.generation += 1
+            self.version += 1
+            self._cond.notify_all()
+        self._wake.set()
+
+    def _files_changed(self, paths):
+        self._bump(reload=True)
+
+    def orbit(self, yaw, pitch):
+        """Turn the preview's camera about its look-at point (degrees, see
+        :mod:`raytrace.view.orbit`)."""
+        cam = self.camera
+        if cam is None:
+            raise SceneError("camera", "no scene is loaded yet")
+        self._bump(_camera=camera_moves.orbit(cam, _number(yaw, "orbit"), _number(pitch, "orbit")))
+
+    def dolly(self, factor):
+        """Move the preview's eye to ``factor`` times its distance from the look-at point."""
+        cam = self.camera
+        if cam is None:
+            raise SceneError("camera", "no scene is loaded yet")
+        factor = _number(factor, "dolly")
+        if not factor > 0:
+            raise SceneError("dolly", f"must be > 0, got {factor!r}")
+        self._bump(_camera=camera_moves.dolly(cam, factor))
+
+    def set_camera(self, cam):
+        """Use the camera dict ``cam`` (a scene's ``camera`` entry) in the preview."""
+        from ..camera import make_camera
+        from ..scene.validate import validate_scene
+        if not isinstance(cam, dict):
+            raise SceneError("camera", "must be an object")
+        data = dict(self._scene.data, camera=cam) if self._scene is not None else None
+        if data is None:
+            raise SceneError("camera", "no scene is loaded yet")
+        validate_scene(data)
+        make_camera(cam)
+        self._bump(_camera=camera_moves.look_at_form(cam, self._look_distance(cam)))
+
+    def reset_camera(self):
+        """Back to the scene file's camera."""
+        self._bump(_camera=None)
+
+    def set_mode(self, mode):
+        """Show the colour image (``"color"``) or a debug view (:data:`MODES`)."""
+        if mode not in MODES:
+            raise SceneError("mode", f"must be one of {', '.join(MODES)}, got {mode!r}")
+        self._bump(_mode=mode)
+
+    def set_time(self, t):
+        """Show an animated scene at time ``t`` (seconds, within its range)."""
+        t = _number(t, "time")
+        rng = self._time_range
+        if rng is None:
+            raise SceneError("time", "the scene is not animated")
+        if not rng[0] <= t <= rng[1]:
+            raise SceneError("time", f"must be within {rng[0]:g} .. {rng[1]:g} s, got {t:g}")
+        self._bump(_time=t)
+
+    @property
+    def camera(self):
+        """The camera the preview renders with (look-at form), None before a load."""
+        with self._cond:
+            return copy.deepcopy(self._camera if self._camera is not None else self._file_camera)
+
+    def state(self):
+        """What a page shows, as JSON-ready values (``version`` first)."""
+        with self._cond:
+            f = self.frame
+            out = {"version": self.version, "generation": self.generation, "error": self.error,
+                   "message": self.message, "scene": str(self.scene_path), "mode": self._mode,
+                   "modes": list(MODES), "camera": self._camera if self._camera is not None else self._file_camera,
+                   "camera_overridden": self._camera is not None, "time": self._time,
+                   "time_range": list(self._time_range) if self._time_range else None,
+                   "watched": [str(p) for p in self.watcher.paths], "frame": None}
+            if f is not None:
+                out["frame"] = {"id": f.id, "generation": f.generation, "mode": f.mode,
+                                "integrator": f.integrator, "stage": f.stage, "spp": f.spp,
+                                "spp_target": f.spp_target, "seconds": round(f.seconds, 3),
+                                "noise": f.noise, "report": f.report, "width": f.image.shape[1],
+                                "height": f.image.shape[0], "current": f.generation == self.generation}
+            return copy.deepcopy(out)
+
+    def wait(self, after_version, timeout):
+        """Block until ``version`` exceeds ``after_version`` (or ``timeout`` seconds pass,
+        or the session closes) -> :meth:`state`."""
+        with self._cond:
+            self._cond.wait_for(lambda: self.version > after_version or self._closed, timeout)
+        return self.state()
+
+    @property
+    def error(self):
+        """The one line of the last failure to load or render ("" when there is none)."""
+        return self._load_error or self._render_error
+
+    @property
+    def closed(self):
+        return self._closed
+
+    def pixel(self, x, y):
+        """The pixel (column ``x``, row ``y``) of the current frame: its value (linear
+        radiance, or the debug view's colour) and, where it is inside the image, the
+        object's and material's names (None on the background or where unknown)."""
+        with self._cond:
+            f, ids, scene = self.frame, self._ids, self._scene
+        if f is None:
+            raise SceneError("pixel", "no image yet")
+        h, w = f.image.shape[:2]
+        if not (0 <= x < w and 0 <= y < h):
+            raise SceneError("pixel", f"({x}, {y}) is outside the {w} x {h} image")
+        out = {"x": x, "y": y, "value": [float(v) for v in f.image[y, x]], "object": None, "material": None}
+        ids = ids.get(f.generation)
+        if ids is not None and scene is not None and y < ids[0].shape[0]:
+            obj, mat = int(ids[0][y, x]), int(ids[1][y, x])
+            out["object"] = scene.object_names[obj] if 0 <= obj < len(scene.object_names) else None
+            out["material"] = scene.material_names[mat] if 0 <= mat < len(scene.material_names) else None
+        return out
+
+    def save(self, fmt, folder, exposure=0.0):
+        """Write the current frame to ``folder`` as ``<scene>-view-NNN.png|exr`` (the first
+        free number; nothing is replaced) through the renderer's writers -> the path.
+        PNG: sRGB-encoded with ``exposure`` (stops) applied, debug views as shown;
+        EXR: linear radiance (or the view's colours) as rendered, without exposure."""
+        from userio.outputs import write_bytes_atomic
+
+        from ..image import encode_image
+        if fmt not in ("png", "exr"):
+            raise SceneError("format", f"must be png or exr, got {fmt!r}")
+        exposure = _number(exposure, "exposure")
+        f = self.frame
+        if f is None:
+            raise SceneError("save", "no image yet")
+        folder = pathlib.Path(folder)
+        with self._save_lock:
+            k = 1
+            while True:
+                path = folder / f"{self.scene_path.stem}-view-{k:03d}.{fmt}"
+                if not path.exists():
+                    break
+                k += 1
+            if fmt == "png":
+                if f.mode == "color":
+                    data = encode_image(path, f.image * np.float32(2.0 ** exposure), "srgb")
+                else:
+                    data = encode_image(path, f.image, "linear")
+            else:
+                meta = {"view": f.mode, "spp": f.spp, "integrator": f.integrator, "scene": str(self.scene_path)}
+                if f.info is not None:
+                    meta = dict(dataclasses.asdict(f.info), view=f.mode, scene=str(self.scene_path))
+                data = encode_image(path, f.image, metadata=meta)
+            write_bytes_atomic(path, data)
+        return path
+
+    def close(self):
+        """Stop watching and rendering (waits a few seconds for the worker's current pass)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._wake.set()
+        self.watcher.close()
+        self._thread.join(timeout=10)
+
+    # ------------------------------------------------------------------ the worker
+    def _say(self, text):
+        if self.log is not None and text != self._last_logged:
+            print(f"raytrace view: {text}", file=self.log, flush=True)
+        self._last_logged = text
+
+    def _set(self, **changes):
+        with self._cond:
+            for name, value in changes.items():
+                setattr(self, name, value)
+            self.version += 1
+            self._cond.notify_all()
+
+    def _check(self, generation):
+        if self._closed or self.generation != generation:
+            raise _Restart
+
+    def _run(self):
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._closed:
+                return
+            with self._cond:
+                generation, reload = self.generation, self._reload
+                self._reload = False
+            stage = "_load_error"
+            try:
+                if reload:
+                    self._load(generation)
+                stage = "_render_error"
+                if self._scene is not None:
+                    self._render(generation)
+            except _Restart:
+                continue
+            except Exception as exc:  # noqa: BLE001 - every failure becomes the page's one line
+                line = error_line(exc)
+                self._say(f"error: {line}")
+                self._set(**{stage: line, "message": ""})
+
+    def _load(self, generation):
+        from ..animation.scene_at import animated
+        from ..scene.load import load_scene
+        self._set(message="loading")
+        before = stamps([self.scene_path, *self.watcher.paths])
+        scene, files, error = files_read(load_scene, self.scene_path)
+        watched = {self.scene_path.resolve(), *files}
+        if scene is not None:
+            watched |= named_files(scene.data, scene.base_dir)
+        self.watcher.watch(sorted(watched), {p.resolve(): s for p, s in before.items()})
+        if error is not None:
+            raise error
+        anim = animated(scene) if "animation" in scene.data else None
+        rng = (anim.start, anim.end) if anim is not None and anim.end is not None else None
+        with self._cond:
+            self._scene = scene
+            self._ids = {}
+            self._time_range = rng
+            if rng is None:
+                self._time = None
+            elif self._time is None or not rng[0] <= self._time <= rng[1]:
+                self._time = rng[0]
+        if self._load_error:
+            self._say(f"{self.scene_path} loaded")
+        self._last_logged = None
+        self._set(_load_error="")
+
+    def _scene_now(self):
+        """The scene to render: at the chosen time, with the preview's camera."""
+        from ..animation.scene_at import scene_at
+        from ..renderer import cube_map, share_cube_map
+        scene = self._scene
+        if self._time is not None:
+            scene = scene_at(scene, self._time)
+        file_cam = scene.data["camera"]
+        with self._cond:
+            self._file_camera = camera_moves.look_at_form(file_cam, self._look_distance(file_cam, scene))
+            cam = self._camera
+        view = self._view_scenes.get(scene)
+        if view is None:
+            view = copy.copy(scene)
+            view.data = dict(scene.data)
+            cube_map(self._scene)                # loaded once per load, shared by every time
+            share_cube_map(view, self._scene)
+            self._view_scenes[scene] = view
+        view.data["camera"] = cam if cam is not None else file_cam
+        return view
+
+    def _look_distance(self, cam, scene=None):
+        """How far along a ``direction`` camera its look-at point is: the focus distance
+        when given, else the distance to the middle of the scene's bounds along the view
+        (at least 1)."""
+        if "look_at" in cam:
+            return 1.0
+        if "focus_distance" in cam:
+            return float(cam["focus_distance"])
+        from ..scene.emitters import scene_bounds
+        scene = scene or self._scene
+        lo, hi = scene_bounds(scene.geometry)
+        eye, d = np.asarray(cam["center"], np.float64), np.asarray(cam["direction"], np.float64)
+        along = float(np.dot((np.asarray(lo) + np.asarray(hi)) / 2 - eye, d / np.linalg.norm(d)))
+        return along if math.isfinite(along) and along > 1.0 else 1.0
+
+    def _render(self, generation):
+        from .. import warmup
+        from ..renderer import resolve_settings
+        scene = self._scene_now()
+        s = resolve_settings(scene, self.overrides)
+        with warmup.CompileTimer(on_start=lambda: self._compiling(s["integrator"])):
+            self._set(message="rendering", _render_error="")
+            if self._mode != "color":
+                self._render_view(scene, s, generation)
+            elif s["integrator"] == "path":
+                self._render_path(scene, s, generation)
+            else:
+                self._render_whitted(scene, s, generation)
+        self._set(message="")
+
+    def _compiling(self, integrator):
+        self._say("compiling kernels, first run only (about a minute; cached afterwards)...")
+        self._set(message="compiling kernels (first run only, about a minute)")
+
+    def _publish(self, generation, image, **fields):
+        with self._cond:
+            if self.generation != generation:
+                raise _Restart
+            fid = (self.frame.id + 1) if self.frame is not None else 1
+            self.frame = Frame(id=fid, generation=generation, image=image, mode=self._mode, **fields)
+            self.version += 1
+            self._cond.notify_all()
+
+    def _ids_for(self, scene, generation):
+        """Object and material ids through the pixel centres (hover names)."""
+        from ..views import render_view
+        ov = {k: v for k, v in self.overrides.items() if k in ("width", "height")}
+        obj = render_view(scene, "objects", **ov).data["ids"]
+        self._check(generation)
+        mat = render_view(scene, "materials", **ov).data["ids"]
+        with self._cond:
+            self._ids[generation] = (obj, mat)
+            for old in sorted(self._ids)[:-4]:
+                del self._ids[old]
+
+    def _render_whitted(self, scene, s, generation):
+        from ..renderer import render
+        t0 = time.perf_counter()
+        h, w = s["height"], s["width"]
+
+        def check(done, total):
+            self._check(generation)
+
+        ov = dict(self.overrides, integrator="whitted")
+        small = render(scene, callback=check, **dict(ov, width=max(1, w // PREVIEW_SCALE),
+                                                     height=max(1, h // PREVIEW_SCALE), spp=1))
+        rows = np.minimum(np.arange(h) * small.shape[0] // h, small.shape[0] - 1)
+        cols = np.minimum(np.arange(w) * small.shape[1] // w, small.shape[1] - 1)
+        self._publish(generation, np.ascontiguousarray(np.asarray(small)[rows][:, cols]), integrator="whitted",
+                      stage="preview", spp=1, spp_target=s["spp"], seconds=time.perf_counter() - t0)
+        self._ids_for(scene, generation)
+        image = render(scene, callback=check, **ov)
+        self._publish(generation, np.asarray(image), integrator="whitted", stage="done", spp=s["spp"],
+                      spp_target=s["spp"], seconds=time.perf_counter() - t0, info=image.info)
+
+    def _render_path(self, scene, s, generation):
+        from ..image import RenderInfo
+        from ..kernels import path as pk
+        from ..renderer import render_path_pass
+        t0 = time.perf_counter()
+        h, w, spp = s["height"], s["width"], s["spp"]
+        accum, nonfinite, counter = buffers = pk.new_buffers(h, w)
+        last = None
+        for sample in range(spp):
+            self._check(generation)
+            render_path_pass(scene, s, buffers, sample)
+            now = time.perf_counter()
+            final = sample + 1 == spp
+            if last is None or final or now - last >= PUBLISH_EVERY:
+                n = int(counter[0])
+                mean, var = pk.mean_and_variance(accum, n)
+                info = RenderInfo(integrator="path", width=w, height=h, spp=n, spp_requested=spp, seed=s["seed"],
+                                  nonfinite=int(nonfinite.sum()), seconds=now - t0, compile_seconds=0.0)
+                self._publish(generation, mean.astype(np.float32), integrator="path",
+                              stage="done" if final else "refining", spp=n, spp_target=spp, seconds=now - t0,
+                              noise=noise_estimate(mean, var) if n >= 2 else None, info=info)
+                if last is None:
+                    self._ids_for(scene, generation)
+                last = time.perf_counter()
+
+    def _render_view(self, scene, s, generation):
+        from ..views import render_view
+        t0 = time.perf_counter()
+        view = render_view(scene, self._mode, **self.overrides)
+        self._publish(generation, np.ascontiguousarray(view.image, np.float32), integrator=s["integrator"],
+                      stage="done", spp=s["spp"], spp_target=s["spp"], seconds=time.perf_counter() - t0,
+                      report=view.report)
+        self._ids_for(scene, generation)
+
+
+def _number(value, where):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SceneError(where, f"must be a finite number, got {value!r}")
+    return float(value)
+
+
+def error_line(exc):
+    """The command line's one line for an exception (bad input, an I/O failure, or a bug)."""
+    if isinstance(exc, UserError):
+        return one_line(exc)
+    if isinstance(exc, OSError):
+        return one_line(os_error_line(exc))
+    if isinstance(exc, MemoryError):
+        return "out of memory (try a smaller size)"
+    first = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return one_line(f"internal error (a bug): {type(exc).__name__}: {first}")
+
