@@ -1,6 +1,7 @@
 """BVH speed against Embree on the Stanford bunny, same rays, same thread count.
 
-    python benchmarks/bench_bvh.py [--size 1024] [--repeats 3] [--record] [--out FILE]
+    python benchmarks/bench_bvh.py [--size 1024] [--repeats 3] [--isa avx2] [--record] [--out FILE]
+    python benchmarks/bench_bvh.py --size 256 --repeats 1 --threads 1 --isa avx2 --out -   # quick check
 
 Ray sets (built once, fed identically to both engines):
 - coherent: a size x size pinhole camera framing the bunny, rays in 16x16 tiles;
@@ -16,11 +17,43 @@ time with an empty Numba cache and load time with a warm one (fresh processes).
 Writes the table to benchmarks/output/results/bvh.md (with ``--record`` also
 benchmarks/results/bvh.md), or to ``--out``. Skips, and says so, without the bunny
 (../shared/assets/bunny.obj) or embreex.
+
+Vector instruction sets (``--isa``). Ours is compiled by Numba, by default for the
+portable level ``x86-64-v3`` (AVX2 and FMA, no AVX-512: ``userio/numba_cache.py``; the
+shipped kernels are that code); Embree picks at run time the widest of its kernels that
+the CPU has (AVX-512 where there is AVX-512). So on an AVX-512 machine the default run
+compares our AVX2 code with Embree's AVX-512 code. The report names the CPU, its vector
+extensions and what each engine was set to; the modes:
+
+- ``default``: as above, nothing changed;
+- ``avx2``: both restricted to AVX2, as on most users' machines. Ours runs in a child
+  process with ``NUMBA_CPU_NAME=<--numba-cpu>`` (default ``x86-64-v3``; e.g. ``haswell``)
+  and ``NUMBA_CPU_FEATURES=`` (empty: only the named CPU's own features; a CPU name
+  alone would add the host's features, AVX-512 included), an empty ``NUMBA_CACHE_DIR``
+  and ``RAYTRACE_PREBUILT=0``, so every kernel is compiled in the run for that target.
+  Embree gets a device made with the configuration ``max_isa=avx2``: embreex always
+  passes no configuration to ``rtcNewDevice``, so the script calls ``rtcNewDevice`` of
+  the libembree4 that embreex loaded (ctypes) and puts the device into embreex's
+  ``EmbreeDevice`` (checked: the slot must hold a device that answers Embree's version);
+- ``native``: both as wide as the CPU allows: ours compiled for the host CPU
+  (``RAYTRACE_PORTABLE_CPU=0``, in a child process with an empty cache and
+  ``RAYTRACE_PREBUILT=0``), Embree as by default.
+
+Checks, in the report: the code-generation target Numba used in the process that runs
+our kernels, and the count of ``zmm`` (512-bit) and ``ymm`` registers in the assembly of
+``_trace_closest_batch`` and ``_closest_hit`` (``inspect_asm``; Numba cannot inspect
+kernels loaded from its cache, so in the default mode the count comes from the
+cold-compile process, which compiles for the same target); for Embree, the instruction
+sets its device says it enabled (its ``verbose=1`` print-out; in the default and native
+modes from a probe device made without configuration, as embreex makes its own).
 """
 import argparse
+import ctypes
 import datetime
+import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -29,7 +62,8 @@ import time
 
 import numpy as np
 
-from reports import OtherLoad, add_record_flag, cpu_name, skipped, vector_isa, write_report
+from reports import (OtherLoad, add_record_flag, cpu_name, skipped, vector_extensions, vector_isa,
+                     write_report)
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -55,10 +89,156 @@ closest_hit(acc, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, np.inf)
 any_hit(acc, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, np.inf)
 t3 = time.perf_counter()
 c3 = time.process_time()
-import pathlib, raytrace._numba_cache as nc
-print(t1 - t0, t2 - t1, t3 - t2, c1 - c0, c2 - c1, c3 - c2,
-      nc.source_hash(pathlib.Path(raytrace.__file__).parent))
+import json, pathlib, raytrace._numba_cache as nc
+import bench_bvh
+print(json.dumps({"times": [t1 - t0, t2 - t1, t3 - t2, c1 - c0, c2 - c1, c3 - c2],
+                  "hash": nc.source_hash(pathlib.Path(raytrace.__file__).parent),
+                  "codegen": bench_bvh.numba_target(), "asm": bench_bvh.kernel_registers()}))
 """
+
+
+ISA_MODES = ("default", "avx2", "native")
+NUMBA_AVX2_CPU = "x86-64-v3"        # userio.numba_cache.PORTABLE_CPU: the shipped kernels' level
+EMBREE_CONFIG = {"avx2": "max_isa=avx2"}
+CHILD_MARK = "BENCH_BVH_ISA"         # set in the child process that runs an --isa mode
+
+
+def isa_env(isa, numba_cpu, cache_dir):
+    """(variables to set, variables to remove) for the process that runs our kernels under
+    ``--isa isa``: Numba's code-generation target, an empty cache, no shipped kernels."""
+    fresh = {"NUMBA_CACHE_DIR": str(cache_dir), "RAYTRACE_PREBUILT": "0", CHILD_MARK: isa}
+    if isa == "avx2":
+        return dict(fresh, NUMBA_CPU_NAME=numba_cpu, NUMBA_CPU_FEATURES=""), ()
+    if isa == "native":
+        return dict(fresh, RAYTRACE_PORTABLE_CPU="0"), ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")
+    return {}, ()
+
+
+def numba_target():
+    """(CPU name, feature string) Numba's code generator uses in this process (its cache
+    key too: cached code for another target is never loaded)."""
+    from numba.core.registry import cpu_target
+    _, name, features = cpu_target.target_context.codegen().magic_tuple()
+    return [name, features]
+
+
+def kernel_registers():
+    """{"zmm": n, "ymm": n} in the assembly of the compiled ``_trace_closest_batch`` and
+    ``_closest_hit`` overloads of this process, or None when a kernel was loaded from
+    Numba's cache (which cannot be inspected) or is not compiled yet."""
+    import warnings
+
+    from raytrace.accel.batch import _trace_closest_batch
+    from raytrace.accel.traverse import _closest_hit
+    counts = {"zmm": 0, "ymm": 0}
+    for kernel in (_trace_closest_batch, _closest_hit):
+        if not kernel.signatures:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # "Inspection disabled for cached code"
+            listings = kernel.inspect_asm()
+        for asm in listings.values():
+            if not re.search(r"^\s+[a-z]", asm, re.M):      # directives only: cached code
+                return None
+            for reg in counts:
+                counts[reg] += len(re.findall(rf"%{reg}\d+\b", asm))
+    return counts
+
+
+def _embree_library():
+    """The libembree shared library that embreex loaded (ctypes), found in /proc/self/maps
+    (else next to the embreex package)."""
+    import embreex
+    import embreex.rtcore  # noqa: F401  (loads libembree)
+    path = None
+    try:
+        for line in pathlib.Path("/proc/self/maps").read_text().splitlines():
+            if "libembree" in line and "/" in line:
+                path = line[line.index("/"):].strip()
+                break
+    except OSError:
+        pass
+    if path is None:
+        found = sorted(pathlib.Path(embreex.__file__).parent.parent.glob("embreex.libs/libembree*"))
+        if not found:
+            raise RuntimeError("cannot find the libembree that embreex uses")
+        path = str(found[0])
+    lib = ctypes.CDLL(path)
+    lib.rtcNewDevice.restype = ctypes.c_void_p
+    lib.rtcNewDevice.argtypes = [ctypes.c_char_p]
+    lib.rtcReleaseDevice.argtypes = [ctypes.c_void_p]
+    lib.rtcGetDeviceError.argtypes = [ctypes.c_void_p]
+    lib.rtcGetDeviceProperty.restype = ctypes.c_ssize_t
+    lib.rtcGetDeviceProperty.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    return lib
+
+
+def _new_device_printing(lib, config):
+    """rtcNewDevice(config), with what Embree prints to stdout meanwhile: (device, text)."""
+    import tempfile as _tempfile
+    libc = ctypes.CDLL(None)
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with _tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 1)
+        try:
+            device = lib.rtcNewDevice(config.encode())
+            libc.fflush(None)
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode(errors="replace")
+    if not device:
+        raise RuntimeError(f"Embree rejected the device configuration {config!r} "
+                           f"(rtcGetDeviceError: {lib.rtcGetDeviceError(None)})")
+    return device, text
+
+
+def embree_isa_lines(text):
+    """The lines of Embree's ``verbose=1`` print-out that name the CPU's instruction sets
+    and those the device enabled: {"cpu": ..., "enabled": ..., "targets": ...}."""
+    out, in_config = {}, False
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "Config":
+            in_config = True
+        elif key == "ISA":
+            out["enabled" if in_config else "cpu"] = " ".join(value.split())
+        elif key == "Targets" and in_config and "targets" not in out:
+            out["targets"] = " ".join(value.replace("(supported)", "").split())
+    return out
+
+
+def embree_device(config):
+    """An embreex ``EmbreeDevice`` holding an Embree device made with ``config`` (embreex
+    itself always passes none), and what that device says it enabled
+    (``embree_isa_lines``); pass the device to ``rtcore_scene.EmbreeScene``. With
+    ``config`` None: (None, what a device made without configuration enables: a probe,
+    released at once)."""
+    from embreex import rtcore
+
+    lib = _embree_library()
+    verbose = "verbose=1" if config is None else f"{config},verbose=1"
+    device, text = _new_device_printing(lib, verbose)
+    if config is None:
+        lib.rtcReleaseDevice(device)
+        return None, embree_isa_lines(text)
+    holder = rtcore.EmbreeDevice()
+    # a Cython object: the header, then its one field, the RTCDevice pointer
+    ptr_size = ctypes.sizeof(ctypes.c_void_p)
+    slot = ctypes.c_void_p.from_address(id(holder) + object.__basicsize__)
+    digits = [int(x) for x in re.findall(r"\d+", repr(holder))[:3]]
+    version = digits[0] * 10000 + digits[1] * 100 + digits[2] if len(digits) == 3 else None
+    if (type(holder).__basicsize__ != object.__basicsize__ + ptr_size or not slot.value
+            or lib.rtcGetDeviceProperty(slot.value, 0) != version):   # RTC_DEVICE_PROPERTY_VERSION
+        lib.rtcReleaseDevice(device)
+        raise RuntimeError("this embreex's EmbreeDevice is not laid out as expected: cannot "
+                           "give Embree a device configuration")
+    old, slot.value = slot.value, device
+    lib.rtcReleaseDevice(old)
+    return holder, embree_isa_lines(text)
 
 
 def load_obj(path):
@@ -157,26 +337,90 @@ def run_ours(acc, o, d, nthreads):
 def compile_times():
     """(import, build, traversal) wall then CPU seconds in fresh processes: empty cache,
     then warm. The shipped kernels are off (``RAYTRACE_PREBUILT=0``): the empty-cache run
-    measures compiling.
+    measures compiling. The processes inherit this one's code-generation settings
+    (``--isa``). Returns (cold, warm, the cold process's {"codegen": numba_target(),
+    "asm": kernel_registers()}: its kernels were compiled there, so they can be inspected).
 
     The package keys its Numba cache on a hash of all its sources, so a warm run only
     counts when no source file changed in between (others edit the tree); else retry."""
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(REPO), RAYTRACE_PREBUILT="0")
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, RAYTRACE_PREBUILT="0",
+                   PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "benchmarks")]))
 
         def run():
             r = subprocess.run([sys.executable, "-c", COMPILE_SNIPPET], env=env, cwd=REPO,
-                               capture_output=True, text=True, check=True)
-            words = r.stdout.split()
-            return [float(x) for x in words[:6]], words[6]
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"compile-time process failed: {r.stderr[-2000:]}")
+            return json.loads(r.stdout.splitlines()[-1])
 
-        cold, h = run()
+        cold = run()
+        h = cold["hash"]
         for _ in range(3):
-            warm, h2 = run()
-            if h2 == h:
+            warm = run()
+            if warm["hash"] == h:
                 break
-            h = h2
-    return cold, warm
+            h = warm["hash"]
+    return cold["times"], warm["times"], {"codegen": cold["codegen"], "asm": cold["asm"]}
+
+
+def isa_report(args, target, registers, cold_info, embree_config, embree_isa):
+    """Report lines: the CPU's vector extensions and what each engine was set to, with the
+    checks (module docstring)."""
+    def regs(counts):
+        return f"{counts['zmm']} `zmm` (512-bit), {counts['ymm']} `ymm` (256-bit)"
+
+    features = target[1]
+    avx512 = sorted(f for f in features.split(",") if f.startswith("+avx512"))
+    if args.isa == "avx2":
+        how = (f"compiled in this run (child process, empty `NUMBA_CACHE_DIR`, "
+               f"`RAYTRACE_PREBUILT=0`) with `NUMBA_CPU_NAME={args.numba_cpu}` and "
+               f"`NUMBA_CPU_FEATURES=` empty (the named CPU's own features only)")
+    elif args.isa == "native":
+        how = ("compiled in this run (child process, empty `NUMBA_CACHE_DIR`, "
+               "`RAYTRACE_PREBUILT=0`) for the host CPU (`RAYTRACE_PORTABLE_CPU=0`)")
+    elif list(target) == [NUMBA_AVX2_CPU, ""]:
+        how = ("as shipped: Numba's portable level (`userio/numba_cache.py`), kernels from "
+               "the cache or the shipped bundle when they fit")
+    else:
+        how = "as this environment sets Numba up (not the shipped level)"
+    feature_text = ("no features beyond the CPU name's own" if not features else
+                    f"features `{features}`" if len(features) < 80 else
+                    f"host features ({len(features.split(','))} flags"
+                    + (f", AVX-512 on: {' '.join(a[1:] for a in avx512)}" if avx512 else "") + ")")
+    if registers is not None:
+        check = f"in the assembly of `_trace_closest_batch` and `_closest_hit` here: {regs(registers)}"
+    elif cold_info.get("asm"):
+        same = "same target" if cold_info["codegen"] == list(target) else \
+               f"target {cold_info['codegen'][0]!r}: NOT the same"
+        check = (f"in the assembly of `_trace_closest_batch` and `_closest_hit` compiled by "
+                 f"the cold-compile process ({same}): {regs(cold_info['asm'])}")
+    else:
+        check = "registers not inspected (kernels loaded from the cache)"
+    ok = registers if registers is not None else cold_info.get("asm")
+    verdict = ""
+    if args.isa == "avx2":
+        restricted_ours = ok is not None and ok["zmm"] == 0 and not avx512
+        restricted_embree = "AVX512" not in embree_isa.get("enabled", "AVX512")
+        verdict = ("  \nRestriction to AVX2 checked: " + ("took effect for both engines"
+                   if restricted_ours and restricted_embree else
+                   f"**NOT confirmed** (ours: {'ok' if restricted_ours else 'no'}, Embree: "
+                   f"{'ok' if restricted_embree else 'no'})") + ".")
+    elif ok is not None and ok["zmm"] == 0 and "AVX512" in embree_isa.get("enabled", ""):
+        verdict = ("  \nSo here our kernels are AVX2 code and Embree runs AVX-512 code; "
+                   "`--isa avx2` restricts both to AVX2, `--isa native` lets both use AVX-512.")
+    embree_how = (f"device configuration `{embree_config}` (made through libembree's "
+                  f"`rtcNewDevice` and handed to embreex, which passes none)"
+                  if embree_config else "embreex's own device (no configuration: Embree "
+                  "picks the widest kernels the CPU has)")
+    return [
+        f"Vector instruction sets (`--isa {args.isa}`): CPU {cpu_name()}, extensions "
+        f"{' '.join(vector_extensions()) or 'unknown'}.  ",
+        f"Ours: Numba target CPU `{target[0]}`, {feature_text}; {how}; {check}.  ",
+        f"Embree: {embree_how}; Embree's own print-out (`verbose=1`"
+        f"{'' if embree_config else ', a probe device made the same way'}): enabled ISA "
+        f"{embree_isa.get('enabled', '?')}; kernels {embree_isa.get('targets', '?')}.{verdict}",
+    ]
 
 
 def main(argv=None):
@@ -185,6 +429,14 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3, help="timed repeats, best kept")
     ap.add_argument("--threads", default="1,2", help="thread counts (default 1,2)")
     ap.add_argument("--obj", default=str(BUNNY), help="mesh (default: the Stanford bunny)")
+    ap.add_argument("--isa", choices=ISA_MODES, default="default",
+                    help="vector instruction sets: 'default' (ours: Numba's portable "
+                         "x86-64-v3 level, i.e. AVX2; Embree: the widest the CPU has), 'avx2' "
+                         "(both restricted to AVX2), 'native' (both as wide as the CPU "
+                         "allows); see the module docstring")
+    ap.add_argument("--numba-cpu", default=NUMBA_AVX2_CPU,
+                    help="with --isa avx2: the CPU Numba compiles our kernels for, with "
+                         "NUMBA_CPU_FEATURES empty (default %(default)s; e.g. haswell)")
     add_record_flag(ap)
     ap.add_argument("--out", help="write the Markdown table to this file instead ('-': "
                                   "print only)")
@@ -198,11 +450,33 @@ def main(argv=None):
     except ImportError:
         skipped("bench_bvh", "embreex is not installed (pip install embreex)")
         return 0
+    if args.isa != "default" and os.environ.get(CHILD_MARK) != args.isa:
+        # Numba fixes its code-generation target when it is imported: run the benchmark in
+        # a child process that has the settings from its start
+        with tempfile.TemporaryDirectory(prefix="bench_bvh_numba_") as cache:
+            add, remove = isa_env(args.isa, args.numba_cpu, cache)
+            env = {k: v for k, v in os.environ.items() if k not in remove}
+            env.update(add)
+            print(f"--isa {args.isa}: running the benchmark in a child process with "
+                  + ", ".join(f"{k}={v!r}" for k, v in add.items() if k != CHILD_MARK)
+                  + "".join(f", {k} unset" for k in remove), flush=True)
+            argv = list(argv if argv is not None else sys.argv[1:])
+            return subprocess.run([sys.executable, str(pathlib.Path(__file__).resolve())] + argv,
+                                  env=env).returncode
     from raytrace.accel import build_accel, trace_closest_batch
+
+    target = numba_target()
+    if args.isa == "avx2" and (target[0] != args.numba_cpu or "avx512" in target[1]):
+        raise RuntimeError(f"--isa avx2: Numba compiles for {target}, not {args.numba_cpu!r} "
+                           f"without AVX-512 (was numba imported before the settings?)")
+    embree_config = EMBREE_CONFIG.get(args.isa)
+    embree_holder, embree_isa = embree_device(embree_config)
+    print(f"Numba target (CPU, features): {target[0]!r}, {target[1][:60]!r}{'...' if len(target[1]) > 60 else ''}; "
+          f"Embree enabled: {embree_isa.get('enabled', '?')}", flush=True)
 
     load0 = os.getloadavg()
     other_load = OtherLoad().start()
-    cold, warm = compile_times()
+    cold, warm, cold_info = compile_times()
     tris = load_obj(args.obj)
     empty3, empty34 = np.zeros((0, 3)), np.zeros((0, 3, 4))
     builds = []
@@ -219,8 +493,9 @@ def main(argv=None):
     soup_cpu = time.process_time() - c0
     del soup, centres
     t0 = time.perf_counter()
-    scene = rtcs.EmbreeScene()
+    scene = rtcs.EmbreeScene() if embree_holder is None else rtcs.EmbreeScene(embree_holder)
     TriangleMesh(scene, tris.astype(np.float32))
+    scene.run(np.zeros((1, 3), np.float32), np.ones((1, 3), np.float32))   # builds (commits)
     emb_build = time.perf_counter() - t0
 
     rng = np.random.default_rng(1)
@@ -234,6 +509,7 @@ def main(argv=None):
             ("incoherent B: bounce rays", o_b, d_b)]
     nthreads = [int(x) for x in args.threads.split(",")]
     run_ours(acc, o_c[:1000], d_c[:1000], max(nthreads))     # compile / warm up
+    registers = kernel_registers()          # None: loaded from the cache (default mode)
     rows = []
     for name, o, d in sets:
         o32, d32 = o.astype(np.float32), d.astype(np.float32)
@@ -260,6 +536,7 @@ def main(argv=None):
     cmd = "python benchmarks/bench_bvh.py" + "".join(
         f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     cpu = f"{cpu_name()}, {vector_isa()}"
+    isa_lines = isa_report(args, target, registers, cold_info, embree_config, embree_isa)
     lines = [
         "## BVH (raytrace/accel) against Embree",
         "",
@@ -270,7 +547,8 @@ def main(argv=None):
         f"(this run included). The engines run interleaved, best of {args.repeats}.  ",
         f"Mesh: {pathlib.Path(args.obj).name}, {len(tris)} triangles. Embree: embreex "
         f"`scene.run` (rtcIntersect1 per ray), float32 rays. Ours: `trace_closest_batch` "
-        f"(one `closest_hit` call per ray, float64 rays).",
+        f"(one `closest_hit` call per ray, float64 rays).  ",
+    ] + isa_lines + [
         "",
         "| rays | threads | N | ours Mrays/s | Embree Mrays/s | ours / Embree | same primID "
         "| hit fraction | max rel. t diff |",
@@ -291,7 +569,8 @@ def main(argv=None):
         "",
         f"Build (warm, best of 3): ours {min(builds) * 1e3:.0f} ms "
         f"({acc.nodes.shape[0]} nodes, {acc.tris.shape[0]} 4-triangle blocks); Embree "
-        f"{emb_build * 1e3:.0f} ms (including embreex's copies). Ours on 1,000,000 random "
+        f"{emb_build * 1e3:.0f} ms (including embreex's copies, and the BVH build that embreex "
+        f"leaves to the first query). Ours on 1,000,000 random "
         f"small triangles in the unit cube: {soup_build:.2f} s wall, {soup_cpu:.2f} s CPU.  ",
         f"Fresh process, empty Numba cache, shipped kernels off (wall / CPU): import {cold[0]:.2f} / {cold[3]:.2f} s,"
         f" first build (compiles) {cold[1]:.2f} / {cold[4]:.2f} s, first traversal calls "

@@ -1,6 +1,6 @@
 r"""Path tracer vs Mitsuba 3 on two scenes: time to a given error, paths per second.
 
-    python benchmarks/bench_path.py [--scenes cornell,glass] [--rounds 5] [--target-rmse 0.024] [--record]
+    python benchmarks/bench_path.py [--scenes cornell,glass] [--rounds 5] [--target-rmse 0.024] [--no-adaptive] [--record]
     python benchmarks/bench_path.py --rounds 1 --scenes glass --ref-spp 1024 --no-latency   # quick check
 
 Scenes (``benchmarks/bench_scenes.py``), both 256 x 256 with a box pixel filter on both
@@ -12,8 +12,9 @@ sides:
   cube map ``scenes/assets/sky`` (an ``envmap`` emitter for Mitsuba), max_depth 16.
 
 Each renderer runs in its own process: ours with each of its samplers (``sobol``, the
-default Owen-scrambled Sobol points, and ``independent``; see ``--our-samplers``),
-Mitsuba ``scalar_rgb`` and, when a usable libLLVM is found, Mitsuba ``llvm_ad_rgb``,
+default Owen-scrambled Sobol points, and ``independent``; see ``--our-samplers``), ours
+adaptive (below; off with ``--no-adaptive``), Mitsuba ``scalar_rgb`` and, when a usable
+libLLVM is found, Mitsuba ``llvm_ad_rgb``,
 each Mitsuba variant with its default ``independent`` sampler and with ``multijitter``
 (stratified like our Sobol points, so the error per sample is comparable; see
 ``--mitsuba-samplers``). For each it reports
@@ -23,13 +24,27 @@ each Mitsuba variant with its default ``independent`` sampler and with ``multiji
   subtracted in quadrature), and the wall time of one render at that spp, best of
   ``--rounds`` rounds, renderers interleaved within a round (the 2 cores are shared);
 - paths per second = 256 * 256 * spp / that time;
+- for our adaptive renderer (``docs/adaptive-sampling.md``: Sobol points, ``min_spp`` 16,
+  ``max_spp`` ``--adaptive-max-spp``) the noise threshold that reaches the target first:
+  the ladder ``--adaptive-thresholds`` is walked (from a first guess, the next rung is
+  predicted with RMSE ~ threshold) to the largest rung that reaches the target with the
+  rung above it missing, then that bracket is bisected (geometric mean) to within 3 %
+  of the threshold; the fastest configuration that reaches the target is the one with
+  the fewest samples (mean spp over the pixels; a smaller threshold only adds samples),
+  measured as above (same reference, the same 3 seeds, the reference's noise
+  subtracted) and timed in the same rounds. Its row gives the threshold and the mean
+  spp; below the table, every threshold measured, and how many pixels reached
+  ``max_spp`` at the chosen one with their share of the samples (pixels next to a small
+  bright light can need thousands of samples to meet the threshold: on the Cornell box
+  at 0.2, 137 pixels did not by 4096, so ``max_spp`` decides what they cost);
 - for ours also the first render of the Cornell box in a fresh process with an empty
   Numba cache (the shipped kernels in ``raytrace/prebuilt/`` load; "cold, compiling"
   with ``RAYTRACE_PREBUILT=0``) and with a filled one (warm): import, scene load and a
   1-spp render.
 
-The headline, per scene, is ours (best of our samplers) / Mitsuba ``llvm_ad_rgb`` (best
-of its samplers), time to the target RMSE, and the same against ``scalar_rgb``. A best
+The headline, per scene, is ours (best of our rows: samplers and adaptive, named) /
+Mitsuba ``llvm_ad_rgb`` (best of its samplers), time to the target RMSE, and the same
+against ``scalar_rgb``. A best
 round under 3/4 of its renderer's median round is named below it, with the ratios of the
 medians (``outlier_rounds``). The report
 also names the CPU's vector width (``llvm_ad_rgb`` vectorises across paths with it) and
@@ -64,6 +79,7 @@ are skipped and the references are rendered with ``scalar_rgb`` (slower). Check 
 
 import argparse
 import datetime
+import importlib
 import json
 import math
 import os
@@ -96,6 +112,12 @@ DESCRIPTIONS = {
 }
 ENGINES = ("ours", "scalar_rgb", "llvm_ad_rgb")
 OUR_SAMPLERS = ("sobol", "independent")
+ADAPTIVE = "adaptive-sobol"                 # our adaptive renderer: ours/adaptive-sobol
+ADAPTIVE_THRESHOLDS = (0.4, 0.3, 0.25, 0.2, 0.16, 0.13, 0.1, 0.08, 0.065, 0.05)
+ADAPTIVE_START = 0.2                        # the first rung measured
+ADAPTIVE_MIN_SPP = 16                       # raytrace.film.adaptive.DEFAULT_MIN_SPP
+ADAPTIVE_MAX_SPP = 1024                     # as benchmarks/bench_adaptive.py
+MIN_THRESHOLD = 0.005                       # the adaptive search extends its ladder down to here
 SAMPLERS = ("independent", "multijitter")   # Mitsuba's default, and its best one here
 SEARCH_SEEDS = 3
 
@@ -107,30 +129,50 @@ def _mitsuba_renderer(scene_name, variant, sampler):
 
     scene = mi.load_dict(bench_scenes.mitsuba_scene_dict(scene_name, variant, SIZE, sampler))
 
-    def render(spp, seed):
-        """-> (image, the spp Mitsuba actually used: stratified samplers round up)."""
+    def render(spp, seed, counts=False):
+        """-> (image, the spp Mitsuba actually used: stratified samplers round up, {})."""
         image = np.array(mi.render(scene, spp=spp, seed=seed), np.float64)[..., :3]
-        return image, scene.sensors()[0].sampler().sample_count()
+        return image, scene.sensors()[0].sampler().sample_count(), {}
     return render
 
 
-def _our_renderer(scene_name, sampler):
+def _our_renderer(scene_name, sampler, max_spp=ADAPTIVE_MAX_SPP):
+    """render(x, seed) -> (image, spp, extra). ``sampler`` ``adaptive-<sampler>``: the
+    adaptive renderer, ``x`` its noise threshold, spp the mean over the pixels; else ``x``
+    is the spp."""
     import bench_scenes
     import raytrace
 
     d, base = bench_scenes.our_scene(scene_name, SIZE)
     scene = raytrace.load_scene(d, base_dir=base)
+    if sampler.startswith("adaptive-"):
+        base_sampler = sampler.split("-", 1)[1]
 
-    def render(spp, seed):
-        return raytrace.render(scene, spp=spp, seed=seed, sampler=sampler).astype(np.float64), spp
+        def render(threshold, seed, counts=False):
+            image = raytrace.render(scene, noise_threshold=threshold, min_spp=ADAPTIVE_MIN_SPP,
+                                    max_spp=max_spp, seed=seed, sampler=base_sampler,
+                                    aovs=("samples",) if counts else ())
+            extra = {"threshold": threshold, "stopped_by": image.info.stopped_by}
+            if counts:        # the pixels that max_spp stopped, and their share of the samples
+                n = image.aovs["samples"].astype(np.int64)
+                capped = n >= max_spp
+                extra.update(at_max=int(capped.sum()), at_max_share=float(n[capped].sum() / n.sum()))
+            return np.asarray(image, np.float64), float(image.info.spp_mean), extra
+        return render
+
+    def render(spp, seed, counts=False):
+        return np.asarray(raytrace.render(scene, spp=spp, seed=seed, sampler=sampler), np.float64), spp, {}
     return render
 
 
-def worker(scene_name, renderer, spps, seed, save):
+def worker(scene_name, renderer, spps, seed, save, max_spp=ADAPTIVE_MAX_SPP):
     """Render scene ``scene_name`` once per spp in ``spps`` (seeds ``seed``, ``seed + 1``,
     ...) after a warm-up; print one JSON line per render (spp, seconds, and the image to
     ``save`` when given). ``renderer``: ``ENGINE/SAMPLER`` (``ours/sobol``,
-    ``scalar_rgb/multijitter``, ...). ``BENCH_THREADS`` in the environment sets the
+    ``scalar_rgb/multijitter``, ...); for ``ours/adaptive-sobol`` the entries of ``spps``
+    are noise thresholds (``max_spp``: its cap), and a line also has the threshold, the
+    mean spp, why the render stopped and, when saving, how many pixels ``max_spp``
+    stopped and their share of the samples. ``BENCH_THREADS`` in the environment sets the
     thread count (Numba's, or Dr.Jit's thread pool); by default both use every core."""
     engine, sampler = renderer.split("/")
     threads = int(os.environ.get("BENCH_THREADS", "0"))
@@ -140,20 +182,21 @@ def worker(scene_name, renderer, spps, seed, save):
     elif threads:
         import drjit
         drjit.set_thread_count(threads)
+    adaptive = sampler.startswith("adaptive-")
     if engine == "ours":
-        render = _our_renderer(scene_name, sampler)
+        render = _our_renderer(scene_name, sampler, max_spp)
     else:
         render = _mitsuba_renderer(scene_name, engine, sampler)
-    render(2, seed + 1000)                         # compile / JIT / load caches
+    render(1.0 if adaptive else 2, seed + 1000)    # compile / JIT / load caches
     for k, spp in enumerate(spps):
         t0 = time.perf_counter()
-        image, used = render(spp, seed + k)
+        image, used, extra = render(spp, seed + k, counts=bool(save))
         seconds = time.perf_counter() - t0
         path = None
         if save:
             path = f"{save}_{k}.npy"
             np.save(path, image.astype(np.float32))
-        print(json.dumps({"spp": used, "seconds": seconds, "image": path}), flush=True)
+        print(json.dumps({"spp": used, "seconds": seconds, "image": path, **extra}), flush=True)
 
 
 def first_render(seed):
@@ -169,12 +212,21 @@ def first_render(seed):
 
 
 # ---------------------------------------------------------------- driver side
-def run_worker(scene_name, renderer, spps, llvm, seed=0, save=None, extra_env=None):
+def _number(x):
+    """An spp (int) or a threshold (float) as the worker's command line takes it."""
+    return str(int(x)) if isinstance(x, (int, np.integer)) else repr(float(x))
+
+
+def run_worker(scene_name, renderer, spps, llvm, seed=0, save=None, extra_env=None,
+               max_spp=ADAPTIVE_MAX_SPP):
+    """``spps``: spp per render, or noise thresholds for the adaptive renderer."""
     env = dict(os.environ, **(extra_env or {}))
     if renderer.startswith("llvm_ad_rgb"):
         env["DRJIT_LIBLLVM_PATH"] = str(llvm)
     cmd = [sys.executable, __file__, "--worker", renderer, "--scene", scene_name,
-           "--seed", str(seed), "--spps", ",".join(map(str, spps))]
+           "--seed", str(seed), "--spps", ",".join(map(_number, spps))]
+    if renderer == f"ours/{ADAPTIVE}":
+        cmd += ["--max-spp", str(max_spp)]
     if save:
         cmd += ["--save", str(save)]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -275,6 +327,83 @@ def spp_for_target(scene_name, renderer, target, ref, ref_var, llvm, first_spp):
     raise RuntimeError(f"{scene_name} {renderer}: no spp found for RMSE {target}")
 
 
+def threshold_for_target(scene_name, target, ref, ref_var, llvm, ladder, max_spp):
+    """Our adaptive renderer's noise threshold that reaches RMSE ``target`` first (module
+    docstring): the RMSE is measured as in ``spp_for_target`` (root mean square over
+    SEARCH_SEEDS seeds, the same seeds). The ``ladder`` (thresholds) is walked from
+    ADAPTIVE_START, the next rung predicted with RMSE ~ threshold, to the largest rung
+    that reaches the target whose rung above misses it (or is the top of the ladder;
+    below the ladder's end new rungs are added, down to MIN_THRESHOLD);
+    then the bracket is bisected (geometric mean) until its ends are within 3 %. Returns
+    (threshold, mean spp, rmse, {threshold: {"spp", "rmse", "seconds", "at_max",
+    "at_max_share"}} of all the thresholds measured; ``at_max``: pixels that reached
+    ``max_spp``, mean over the seeds, ``at_max_share``: their share of the samples); of the thresholds that reach the target, the one with the
+    fewest samples (mean spp) counts: a smaller threshold only adds samples, so it is
+    the fastest."""
+    renderer = f"ours/{ADAPTIVE}"
+    ladder = sorted(set(ladder), reverse=True)
+    seen = {}
+
+    def measure(threshold):
+        if threshold in seen:
+            return seen[threshold]["rmse"]
+        rows = run_worker(scene_name, renderer, [threshold] * SEARCH_SEEDS, llvm, seed=1,
+                          save=OUT / f"bench_{scene_name}_ours_{ADAPTIVE}", max_spp=max_spp)
+        errors = [rmse(np.load(row["image"]), ref, ref_var) for row in rows]
+        for row in rows:
+            os.remove(row["image"])
+        err = math.sqrt(np.mean(np.square(errors)))
+        info = {"spp": float(np.mean([row["spp"] for row in rows])), "rmse": err,
+                "seconds": min(row["seconds"] for row in rows),
+                "at_max": float(np.mean([row["at_max"] for row in rows])),
+                "at_max_share": float(np.mean([row["at_max_share"] for row in rows]))}
+        seen[threshold] = info
+        print(f"  {scene_name} {renderer}: threshold {threshold:.4g} -> mean {info['spp']:.1f} spp, "
+              f"RMSE {err:.4f} (seeds: {', '.join(f'{e:.4f}' for e in errors)}; "
+              f"{info['at_max']:.0f} pixels reached max_spp {max_spp}, "
+              f"{info['at_max_share']:.0%} of the samples) in {info['seconds']:.2f} s", flush=True)
+        return err
+
+    def rung_near(threshold):
+        """The largest rung at most ``threshold`` (the smallest rung when none is)."""
+        return next((t for t in ladder if t <= threshold * 1.0001), ladder[-1])
+
+    start = rung_near(ADAPTIVE_START)
+    i = ladder.index(start)
+    for _ in range(2 * len(ladder) + 8):
+        err = measure(ladder[i])
+        guess = ladder[i] * target / err                # RMSE ~ threshold: the predicted answer
+        if err <= target:
+            if i == 0 or ladder[i - 1] in seen and seen[ladder[i - 1]]["rmse"] > target:
+                break
+            j = ladder.index(rung_near(guess))
+            i = j if j < i and ladder[j] not in seen else i - 1
+        else:
+            if i == len(ladder) - 1:                    # below the ladder: extend it
+                lower = round(min(0.8 * ladder[i], guess), 4)
+                if lower < MIN_THRESHOLD:
+                    raise RuntimeError(f"{scene_name} {renderer}: RMSE {err:.4f} > {target} "
+                                       f"at threshold {ladder[i]} (max_spp {max_spp} too small?)")
+                ladder.append(lower)
+            j = ladder.index(rung_near(guess))
+            i = j if j > i and ladder[j] not in seen else i + 1
+    else:
+        raise RuntimeError(f"{scene_name} {renderer}: no threshold found for RMSE {target}")
+    lo = ladder[i]                                      # reaches the target
+    hi = ladder[i - 1] if i > 0 else None               # misses it (None: top of the ladder)
+    while hi is not None and hi / lo > 1.03:
+        mid = round(math.sqrt(hi * lo), 4)
+        if not lo < mid < hi:
+            break
+        if measure(mid) <= target:
+            lo = mid
+        else:
+            hi = mid
+    passing = {t: v for t, v in seen.items() if v["rmse"] <= target}
+    best = min(passing, key=lambda t: (passing[t]["spp"], -t))
+    return best, passing[best]["spp"], passing[best]["rmse"], seen
+
+
 def fresh_process_latency(cache_dir, shipped=True):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), RAYTRACE_PREBUILT="1" if shipped else "0")
     t0 = time.perf_counter()
@@ -323,18 +452,29 @@ def main(argv=None):
                    help="Mitsuba samplers, comma-separated (default %(default)s: the default "
                         "sampler, and one whose stratification is comparable to ours)")
     p.add_argument("--no-latency", action="store_true", help="skip the cold/warm first-render runs")
+    p.add_argument("--no-adaptive", action="store_true",
+                   help="leave out the row of our adaptive renderer")
+    p.add_argument("--adaptive-thresholds", default=",".join(map(str, ADAPTIVE_THRESHOLDS)),
+                   help="the ladder of noise thresholds searched for our adaptive row, "
+                        "comma-separated (default %(default)s; the bracket found is then "
+                        "narrowed to 3 %%)")
+    p.add_argument("--adaptive-max-spp", type=int, default=ADAPTIVE_MAX_SPP,
+                   help="max_spp of our adaptive renders (default %(default)s; the report "
+                        "says how many pixels reached it)")
     add_record_flag(p)
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--scene", help=argparse.SUPPRESS)
     p.add_argument("--spps", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--save", help=argparse.SUPPRESS)
+    p.add_argument("--max-spp", type=int, default=ADAPTIVE_MAX_SPP, help=argparse.SUPPRESS)
     p.add_argument("--first-render", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
 
     if args.worker:
-        return worker(args.scene, args.worker, [int(s) for s in args.spps.split(",")],
-                      args.seed, args.save)
+        number = float if args.worker == f"ours/{ADAPTIVE}" else int
+        return worker(args.scene, args.worker, [number(s) for s in args.spps.split(",")],
+                      args.seed, args.save, args.max_spp)
     if args.first_render:
         return first_render(args.seed)
     if args.rounds < 1 or args.target_rmse <= 0:
@@ -342,7 +482,14 @@ def main(argv=None):
     scenes = _names(args.scenes, SCENES, "--scenes", p)
     our_samplers = _names(args.our_samplers, OUR_SAMPLERS, "--our-samplers", p)
     try:
-        import mitsuba  # noqa: F401
+        ladder = [float(x) for x in args.adaptive_thresholds.split(",") if x]
+    except ValueError:
+        ladder = []
+    if not ladder or min(ladder) <= 0 or args.adaptive_max_spp < ADAPTIVE_MIN_SPP:
+        p.exit(2, f"{p.prog}: error: --adaptive-thresholds must be positive numbers and "
+                  f"--adaptive-max-spp >= {ADAPTIVE_MIN_SPP}\n")
+    try:
+        importlib.import_module("mitsuba")
     except ImportError:
         skipped("bench_path", "Mitsuba 3 is not installed (pip install -e '.[reference]')")
         return 0
@@ -356,7 +503,8 @@ def main(argv=None):
         engines.remove("llvm_ad_rgb")
     samplers = [x for x in args.mitsuba_samplers.split(",") if x]
     renderers = [f"{e}/{smp}" for e in engines
-                 for smp in (our_samplers if e == "ours" else samplers)]
+                 for smp in (our_samplers + ([] if args.no_adaptive else [ADAPTIVE])
+                             if e == "ours" else samplers)]
     ref_variant = "llvm_ad_rgb" if args.llvm.exists() else "scalar_rgb"
 
     results = {}
@@ -366,16 +514,25 @@ def main(argv=None):
             ref_info = {"spp": int(f["spp"]), "variant": str(f["variant"]) if "variant" in f else "?"}
         print(f"{name} reference ({ref_info['spp']} spp, {ref_info['variant']}): RMSE of its "
               f"own noise {math.sqrt(ref_var):.4f}", flush=True)
-        spp = {r: spp_for_target(name, r, args.target_rmse, ref, ref_var, args.llvm, 64)
-               for r in renderers}
+        spp, thresholds, ladders = {}, {}, {}
+        for r in renderers:
+            if r == f"ours/{ADAPTIVE}":
+                t, mean_spp, err, ladders[r] = threshold_for_target(
+                    name, args.target_rmse, ref, ref_var, args.llvm, ladder, args.adaptive_max_spp)
+                spp[r], thresholds[r] = (mean_spp, err), t
+            else:
+                spp[r] = spp_for_target(name, r, args.target_rmse, ref, ref_var, args.llvm, 64)
         times = {r: [] for r in renderers}
         for k in range(args.rounds):                 # interleaved: load drifts hit all alike
             for r in renderers:
-                row, = run_worker(name, r, [spp[r][0]], args.llvm, seed=10 + k)
+                row, = run_worker(name, r, [thresholds.get(r, spp[r][0])], args.llvm,
+                                  seed=10 + k, max_spp=args.adaptive_max_spp)
                 times[r].append(row["seconds"])
-                print(f"round {k + 1}: {name} {r} {spp[r][0]} spp in {row['seconds']:.2f} s",
-                      flush=True)
-        results[name] = {"spp": spp, "times": times, "ref_var": ref_var, "ref": ref_info}
+                what = (f"threshold {thresholds[r]:.4g}, mean {row['spp']:.1f} spp" if r in thresholds
+                        else f"{spp[r][0]} spp")
+                print(f"round {k + 1}: {name} {r} {what} in {row['seconds']:.2f} s", flush=True)
+        results[name] = {"spp": spp, "times": times, "ref_var": ref_var, "ref": ref_info,
+                         "thresholds": thresholds, "ladders": ladders}
     latency = {}
     if any(r.startswith("ours/") for r in renderers) and not args.no_latency:
         with tempfile.TemporaryDirectory() as cold_dir:
@@ -425,12 +582,26 @@ def _median_ratio(times, engine):
     return best_median("ours") / best_median(engine)
 
 
-def _label(r):
+def _label(r, threshold=None):
     engine, sampler = r.split("/")
     if engine == "ours":
+        if sampler == ADAPTIVE:
+            return f"ours (Numba), adaptive, threshold {threshold:.4g}, Owen-scrambled Sobol (mean spp)"
         return {"sobol": "ours (Numba), Owen-scrambled Sobol",
                 "independent": "ours (Numba), `independent` sampler"}.get(sampler, f"ours, {sampler}")
     return f"Mitsuba 3 `{engine}`, `{sampler}` sampler"
+
+
+def _short(r, thresholds):
+    """Our row ``r`` in a sentence: ``sobol``, ``independent``, ``adaptive T=0.22 (sobol)``."""
+    sampler = r.split("/")[1]
+    if sampler == ADAPTIVE:
+        return f"adaptive T={thresholds[r]:.4g} ({sampler.split('-', 1)[1]})"
+    return sampler
+
+
+def _spp_text(n):
+    return f"{n:.1f}" if isinstance(n, float) else str(n)
 
 
 def write_results(args, scenes, renderers, results, latency, elapsed, other_load):
@@ -450,18 +621,25 @@ def write_results(args, scenes, renderers, results, latency, elapsed, other_load
         flags += "".join(f" --only {e}" for e in args.only)
     if args.no_latency:
         flags += " --no-latency"
+    if args.no_adaptive:
+        flags += " --no-adaptive"
+    if args.adaptive_thresholds != ",".join(map(str, ADAPTIVE_THRESHOLDS)):
+        flags += f" --adaptive-thresholds {args.adaptive_thresholds}"
+    if args.adaptive_max_spp != ADAPTIVE_MAX_SPP:
+        flags += f" --adaptive-max-spp {args.adaptive_max_spp}"
     target = args.target_rmse
     lines = [
         f"## Path tracer vs Mitsuba 3: {', '.join(TITLES[s] for s in scenes)}; 256 x 256",
         "",
-        f"Headline: time to RMSE {target}, ours with its best sampler / Mitsuba with its "
-        f"best sampler (below 1: ours is faster).",
+        f"Headline: time to RMSE {target}, ours with its best row (sampler, or the adaptive "
+        f"renderer at its best threshold; named) / Mitsuba with its best sampler (below 1: "
+        f"ours is faster).",
         "",
         "| scene | ours / `llvm_ad_rgb` | ours / `scalar_rgb` |",
         "|---|---|---|",
     ]
     for name in scenes:
-        times = results[name]["times"]
+        times, thresholds = results[name]["times"], results[name]["thresholds"]
         ours, t_ours = _best(times, "ours")
         cells = []
         for engine in ("llvm_ad_rgb", "scalar_rgb"):
@@ -469,7 +647,7 @@ def write_results(args, scenes, renderers, results, latency, elapsed, other_load
             if ours is None or theirs is None:
                 cells.append("not run")
             else:
-                cells.append(f"**{t_ours / t:.2f}** (ours `{ours.split('/')[1]}` {t_ours:.2f} s, "
+                cells.append(f"**{t_ours / t:.2f}** (ours `{_short(ours, thresholds)}` {t_ours:.2f} s, "
                              f"`{theirs.split('/')[1]}` {t:.2f} s)")
         lines.append(f"| {TITLES[name]} | {cells[0]} | {cells[1]} |")
     for name in scenes:
@@ -499,10 +677,18 @@ def write_results(args, scenes, renderers, results, latency, elapsed, other_load
         f"square over {SEARCH_SEEDS} seeds) against a converged Mitsuba reference (its own "
         f"noise removed in quadrature) is <= {target}. Wall time: one render at that spp, "
         f"best of {args.rounds} interleaved rounds, each renderer in its own warmed-up "
-        f"process (compile and JIT time excluded). Box filter on both sides.",
+        f"process (compile and JIT time excluded). Box filter on both sides."
+        + ("" if args.no_adaptive or not any(results[n]["thresholds"] for n in scenes) else
+           f" Our adaptive row: `min_spp` {ADAPTIVE_MIN_SPP}, `max_spp` "
+           f"{args.adaptive_max_spp}, the noise threshold that reaches the target with the "
+           f"fewest samples (searched on the ladder {args.adaptive_thresholds}, then narrowed "
+           f"to 3 %; the same seeds, reference and RMSE), its spp the mean over the pixels "
+           f"(its image leaves out the quarter of the samples that only decide when a pixel "
+           f"stops: `docs/adaptive-sampling.md`); the same rounds."),
     ]
     for name in scenes:
         spp, times, ref_var, ref_info = (results[name][k] for k in ("spp", "times", "ref_var", "ref"))
+        thresholds, ladders = results[name]["thresholds"], results[name]["ladders"]
         best = {r: min(times[r]) for r in renderers}
         ours, t_ours = _best(times, "ours")
         lines += [
@@ -516,14 +702,29 @@ def write_results(args, scenes, renderers, results, latency, elapsed, other_load
         for r in renderers:
             n, err = spp[r]
             ratio = best[r] / t_ours if ours else float("nan")
-            lines.append(f"| {_label(r)} | {n} | {err:.4f} | {best[r]:.2f} s | "
-                         f"{', '.join(f'{t:.2f}' for t in times[r])} | "
+            lines.append(f"| {_label(r, thresholds.get(r))} | {_spp_text(n)} | {err:.4f} | "
+                         f"{best[r]:.2f} s | {', '.join(f'{t:.2f}' for t in times[r])} | "
                          f"{SIZE * SIZE * n / best[r] / 1e6:.2f} | {ratio:.2f}x |")
+        for r, seen in ladders.items():
+            chosen = seen[thresholds[r]]
+            lines += ["", "Adaptive thresholds measured (threshold: mean spp, RMSE, best of the "
+                      "search's renders): " + "; ".join(
+                          f"{t:.4g}: {v['spp']:.1f}, {v['rmse']:.4f}, {v['seconds']:.2f} s"
+                          for t, v in sorted(seen.items(), reverse=True))
+                      + f". Chosen: {thresholds[r]:.4g}; there {chosen['at_max']:.0f} pixels "
+                      f"({chosen['at_max'] / SIZE ** 2:.2%}) reached `max_spp` "
+                      f"{args.adaptive_max_spp}, with {chosen['at_max_share']:.0%} of the "
+                      f"samples (mean over the seeds)."]
         if ours:
             lines.append("")
+            sobol = "ours/sobol" if "ours/sobol" in best else None
+            if sobol and f"ours/{ADAPTIVE}" in best:
+                a = f"ours/{ADAPTIVE}"
+                lines.append(f"- ours `{_short(a, thresholds)}` / ours `sobol` (uniform) time to "
+                             f"RMSE {target}: {best[a] / best[sobol]:.2f}")
             for r in renderers:
                 if not r.startswith("ours/"):
-                    lines.append(f"- ours (`{ours.split('/')[1]}`) / Mitsuba `{r}` time to RMSE "
+                    lines.append(f"- ours (`{_short(ours, thresholds)}`) / Mitsuba `{r}` time to RMSE "
                                  f"{target}: {t_ours / best[r]:.2f}")
             if "scalar_rgb/independent" in best:
                 ok = t_ours <= 0.5 * best["scalar_rgb/independent"]

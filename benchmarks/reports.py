@@ -97,6 +97,26 @@ def vector_isa():
     return platform.machine()
 
 
+VECTOR_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512cd", "avx512bw",
+                "avx512vl", "avx512ifma", "avx512vbmi", "avx512_vbmi2", "avx512_vnni",
+                "avx512_bitalg", "avx512_vpopcntdq", "avx512_bf16", "avx512_fp16", "amx_tile")
+
+
+def vector_extensions():
+    """The CPU's x86 vector extensions (flags of Linux ``/proc/cpuinfo``, among
+    ``VECTOR_FLAGS``), e.g. ``["sse4_2", "avx", "avx2", "fma", "avx512f", ...]``; [] when
+    unknown."""
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return []
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            return [f for f in VECTOR_FLAGS if f in flags]
+    return []
+
+
 def _cpu_jiffies():
     """(busy, steal) jiffies of all CPUs since boot (Linux ``/proc/stat``), or None."""
     try:
