@@ -303,6 +303,7 @@ class Session:
             raise _Restart
 
     def _run(self):
+        from .. import warmup
         while True:
             self._wake.wait()
             self._wake.clear()
@@ -313,11 +314,12 @@ class Session:
                 self._reload = False
             stage = "_load_error"
             try:
-                if reload:
-                    self._load(generation)
-                stage = "_render_error"
-                if self._scene is not None:
-                    self._render(generation)
+                with warmup.CompileTimer(on_start=self._compiling):     # loading compiles the BVH builder
+                    if reload:
+                        self._load(generation)
+                    stage = "_render_error"
+                    if self._scene is not None:
+                        self._render(generation)
             except _Restart:
                 continue
             except Exception as exc:  # noqa: BLE001 - every failure becomes the page's one line
@@ -389,21 +391,19 @@ class Session:
         return along if math.isfinite(along) and along > 1.0 else 1.0
 
     def _render(self, generation):
-        from .. import warmup
         from ..renderer import resolve_settings
         scene = self._scene_now()
         s = resolve_settings(scene, self.overrides)
-        with warmup.CompileTimer(on_start=lambda: self._compiling(s["integrator"])):
-            self._set(message="rendering", _render_error="")
-            if self._mode != "color":
-                self._render_view(scene, s, generation)
-            elif s["integrator"] == "path":
-                self._render_path(scene, s, generation)
-            else:
-                self._render_whitted(scene, s, generation)
+        self._set(message="rendering", _render_error="")
+        if self._mode != "color":
+            self._render_view(scene, s, generation)
+        elif s["integrator"] == "path":
+            self._render_path(scene, s, generation)
+        else:
+            self._render_whitted(scene, s, generation)
         self._set(message="")
 
-    def _compiling(self, integrator):
+    def _compiling(self):
         self._say("compiling kernels, first run only (about a minute; cached afterwards)...")
         self._set(message="compiling kernels (first run only, about a minute)")
 
@@ -413,6 +413,7 @@ class Session:
                 raise _Restart
             fid = (self.frame.id + 1) if self.frame is not None else 1
             self.frame = Frame(id=fid, generation=generation, image=image, mode=self._mode, **fields)
+            self.message = ""
             self.version += 1
             self._cond.notify_all()
 
