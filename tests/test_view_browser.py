@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cdp import Browser, find_chromium
-from view_helpers import DEADLINE, Viewer, probe_scene, write_scene
+from view_helpers import DEADLINE, Viewer, done_after, probe_scene, write_scene
 
 W, H = 192, 144          # the image; shown at its own size (CSS pixels = screenshot pixels)
 
@@ -21,12 +21,6 @@ def chromium():
         pytest.skip("no Chromium found (Debian: apt-get install chromium; .ci/run installs it)")
     return path
 
-
-def _done(after_generation=-1):
-    def ok(state):
-        f = state["frame"]
-        return f is not None and f["stage"] == "done" and f["current"] and f["generation"] > after_generation
-    return ok
 
 
 def _shot(browser, path):
@@ -48,7 +42,7 @@ def test_page_edit_drag_wheel_hover_and_error(tmp_path, chromium, output_dir):
     try:
         with Browser(900, 560, timeout=120, chromium=chromium) as browser:
             browser.open(f"http://127.0.0.1:{viewer.port}/")
-            first = viewer.wait(_done())
+            first = viewer.wait(done_after())
             _shown(browser, first["frame"]["id"])
             box = browser.evaluate("JSON.stringify(document.getElementById('frame').getBoundingClientRect())")
             box = json.loads(box)
@@ -64,7 +58,7 @@ def test_page_edit_drag_wheel_hover_and_error(tmp_path, chromium, output_dir):
 
             # an edit: the left sphere turns green; the page follows, only there
             write_scene(path, probe_scene(left=(0.1, 0.9, 0.1), size=(W, H)))
-            edited = viewer.wait(_done(first["generation"]))
+            edited = viewer.wait(done_after(first["generation"]))
             _shown(browser, edited["frame"]["id"])
             after = _shot(browser, output_dir / "2_edited.png")
             scene = raytrace.load_scene(path)
@@ -84,7 +78,7 @@ def test_page_edit_drag_wheel_hover_and_error(tmp_path, chromium, output_dir):
             # drag to the right: the scene turns with the mouse (the eye goes left, yaw < 0)
             browser.drag(x0 + W // 2 - 40, y0 + H // 2, x0 + W // 2 + 40, y0 + H // 2, steps=8)
             orbited = viewer.wait(lambda s: s["camera_overridden"] and s["camera"]["center"][0] < -1.0
-                                  and _done(edited["generation"])(s))
+                                  and done_after(edited["generation"])(s))
             _shown(browser, orbited["frame"]["id"])
             _shot(browser, output_dir / "3_orbited.png")
             distance = np.linalg.norm(orbited["camera"]["center"])
@@ -93,13 +87,13 @@ def test_page_edit_drag_wheel_hover_and_error(tmp_path, chromium, output_dir):
             # the wheel dollies: away from the look-at point on a positive delta
             browser.wheel(x0 + W // 2, y0 + H // 2, 300)
             dollied = viewer.wait(lambda s: np.linalg.norm(s["camera"]["center"]) > distance * 1.2
-                                  and _done(orbited["generation"])(s))
+                                  and done_after(orbited["generation"])(s))
             _shown(browser, dollied["frame"]["id"])
             _shot(browser, output_dir / "4_dollied.png")
 
             # reset: the file's camera and the edited image again, bit for bit
             browser.evaluate("document.getElementById('reset').click()")
-            reset = viewer.wait(lambda s: not s["camera_overridden"] and _done(dollied["generation"])(s))
+            reset = viewer.wait(lambda s: not s["camera_overridden"] and done_after(dollied["generation"])(s))
             _shown(browser, reset["frame"]["id"])
             again = _shot(browser, output_dir / "5_reset.png")
             assert np.array_equal(again[y0:y0 + H, x0:x0 + W], region_after)

@@ -8,7 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from view_helpers import REPO, EventStream, Viewer, probe_scene, textured_scene, write_png, write_scene
+from view_helpers import (REPO, EventStream, Viewer, done_after, probe_scene, textured_scene, write_png,
+                          write_scene)
 
 
 @pytest.fixture
@@ -24,12 +25,6 @@ def viewers():
         v.kill()
 
 
-def _done(after_generation=-1):
-    def ok(state):
-        f = state["frame"]
-        return f is not None and f["stage"] == "done" and f["current"] and f["generation"] > after_generation
-    return ok
-
 
 def test_page_first_image_and_the_probe_edit(tmp_path, viewers):
     path = tmp_path / "probe.json"
@@ -39,7 +34,7 @@ def test_page_first_image_and_the_probe_edit(tmp_path, viewers):
     assert status == 200 and headers["Content-Type"].startswith("text/html") and b"app.js" in page
     for asset in ("/app.js", "/style.css"):
         assert v.request("GET", asset)[0] == 200
-    first = v.wait(_done())
+    first = v.wait(done_after())
     status, headers, png = v.request("GET", "/frame.png")
     assert status == 200 and headers["Content-Type"] == "image/png" and png[:8] == b"\x89PNG\r\n\x1a\n"
     import imageio.v3 as iio
@@ -52,7 +47,7 @@ def test_page_first_image_and_the_probe_edit(tmp_path, viewers):
     assert v.get_json("/pixel?x=1&y=1")[1]["object"] is None         # the background
 
     write_scene(path, probe_scene(left=(0.1, 0.9, 0.1)))                # the edit: one sphere's colour
-    v.wait(_done(first["generation"]))
+    v.wait(done_after(first["generation"]))
     _, after = v.frame()
     changed = np.any(before != after, axis=-1)
     import raytrace
@@ -66,7 +61,7 @@ def test_broken_edit_then_fix_over_http(tmp_path, viewers):
     path = tmp_path / "probe.json"
     write_scene(path, probe_scene())
     v = viewers(path)
-    first = v.wait(_done())
+    first = v.wait(done_after())
     fid, image = v.frame()
     write_scene(path, '{"camera": {"center": [0, 0, 6], ')
     broken = v.wait(lambda s: s["error"] != "", errors=True)
@@ -74,7 +69,7 @@ def test_broken_edit_then_fix_over_http(tmp_path, viewers):
     assert broken["frame"]["id"] == fid
     assert np.array_equal(v.frame()[1], image)                          # the last good image stays
     write_scene(path, probe_scene(right=(0.9, 0.8, 0.1)))
-    fixed = v.wait(lambda s: s["error"] == "" and _done(first["generation"] + 1)(s), errors=True)
+    fixed = v.wait(lambda s: s["error"] == "" and done_after(first["generation"] + 1)(s), errors=True)
     assert fixed["frame"]["id"] > fid and not np.array_equal(v.frame()[1], image)
     code, lines = v.interrupt()
     assert code == 130
@@ -88,11 +83,11 @@ def test_assets_are_watched_over_http(tmp_path, viewers):
     path = tmp_path / "t.json"
     write_scene(path, textured_scene(tmp_path, shade=200))
     v = viewers(path)
-    first = v.wait(_done())
+    first = v.wait(done_after())
     assert {p.split("/")[-1] for p in first["watched"]} == {"t.json", "q.obj", "m.mtl", "t.png"}
     _, before = v.frame()
     write_png(tmp_path / "tex" / "t.png", 40)
-    v.wait(_done(first["generation"]))
+    v.wait(done_after(first["generation"]))
     _, after = v.frame()
     assert after[12, 12].mean() < 0.5 * before[12, 12].mean()
 
@@ -103,18 +98,18 @@ def test_controls_over_http(tmp_path, viewers):
     out = tmp_path / "saved"
     out.mkdir()
     v = viewers(path, "--save-dir", out)
-    first = v.wait(_done())
+    first = v.wait(done_after())
     status, reply = v.post("/camera", {"orbit": [30, 0]})
     assert status == 200 and reply["camera"]["center"][0] == pytest.approx(6 * np.sin(np.radians(30)))
-    moved = v.wait(_done(first["generation"]))
+    moved = v.wait(done_after(first["generation"]))
     assert moved["camera_overridden"]
     snippet = json.loads(v.request("GET", "/camera.json")[2])
     assert snippet["camera"]["center"] == pytest.approx(reply["camera"]["center"], rel=1e-6)
     assert v.post("/camera", {"reset": True})[0] == 200
-    reset = v.wait(_done(moved["generation"]))
+    reset = v.wait(done_after(moved["generation"]))
     assert not reset["camera_overridden"] and reset["camera"]["center"] == [0.0, 0.0, 6.0]
     assert v.post("/mode", {"mode": "normals"})[0] == 200
-    normals = v.wait(_done(reset["generation"]))
+    normals = v.wait(done_after(reset["generation"]))
     assert normals["frame"]["mode"] == "normals"
     status, reply = v.post("/save", {"format": "png"})
     assert status == 200 and reply["path"] == str(out / "probe-view-001.png")
@@ -137,7 +132,7 @@ def test_two_tabs_see_the_same_frames(tmp_path, viewers):
     path = tmp_path / "probe.json"
     write_scene(path, probe_scene())
     v = viewers(path)
-    first = v.wait(_done())
+    first = v.wait(done_after())
     with EventStream(v.port) as tab1, EventStream(v.port) as tab2:
         assert tab1.next(60)["version"] == tab2.next(60)["version"]      # each gets the state at once
         write_scene(path, probe_scene(left=(0.5, 0.5, 0.5)))
@@ -145,7 +140,7 @@ def test_two_tabs_see_the_same_frames(tmp_path, viewers):
         for tab in (tab1, tab2):
             while True:
                 state = tab.next(300)
-                if _done(first["generation"])(state):
+                if done_after(first["generation"])(state):
                     seen.append(state["frame"]["id"])
                     break
         assert seen[0] == seen[1]
@@ -155,7 +150,7 @@ def test_ctrl_c_exits_130_and_frees_the_port(tmp_path, viewers):
     path = tmp_path / "probe.json"
     write_scene(path, probe_scene())
     v = viewers(path)
-    v.wait(_done())
+    v.wait(done_after())
     with EventStream(v.port) as tab:                # an open page must not keep it alive
         tab.next(60)
         code, lines = v.interrupt()
@@ -175,7 +170,7 @@ def test_two_viewers_on_different_ports(tmp_path, viewers):
     write_scene(b, probe_scene(left=(0.1, 0.1, 0.9)))
     va, vb = viewers(a), viewers(b)
     assert va.port != vb.port
-    sa, sb = va.wait(_done()), vb.wait(_done())
+    sa, sb = va.wait(done_after()), vb.wait(done_after())
     assert sa["scene"] == str(a) and sb["scene"] == str(b)
     assert not np.array_equal(va.frame()[1], vb.frame()[1])
     taken = subprocess.run([sys.executable, "-m", "raytrace", "view", str(a), "--no-browser", "--port",

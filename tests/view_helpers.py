@@ -79,6 +79,14 @@ def write_scene(path, data):
     os.replace(tmp, path)
 
 
+def done_after(generation=-1):
+    """A state predicate: the current render of a generation after ``generation`` is finished."""
+    def ok(state):
+        f = state["frame"]
+        return f is not None and f["stage"] == "done" and f["current"] and f["generation"] > generation
+    return ok
+
+
 def wait_state(session, predicate, deadline=DEADLINE, errors=False):
     """The first :meth:`Session.state` (of an in-process session) satisfying ``predicate``;
     a state with an error fails at once unless ``errors`` (the test waits for one)."""

@@ -125,41 +125,48 @@ class _Handler(BaseHTTPRequestHandler):
             raise _BadRequest("a command is a JSON object")
         return value
 
-    # -------------------------------------------------------------------------- GET
-    def do_GET(self):
-        if not self._host_ok():
-            return
-        route = urllib.parse.urlsplit(self.path).path
+    def _answer(self, handler, route):
+        """Run ``handler(route)``; a bad request is answered 400 with its one line, a bug
+        500 with its one line (never a traceback)."""
         try:
-            if route in PAGES:
-                name, kind = PAGES[route]
-                return self._send(HTTPStatus.OK, (STATIC / name).read_bytes(), kind)
-            if route == "/events":
-                return self._events()
-            if route == "/state":
-                return self._json(self.server.session.state())
-            if route in ("/frame.png", "/frame.pfm"):
-                return self._frame(route)
-            if route == "/pixel":
-                q = self._query()
-                try:
-                    x, y = int(q["x"][0]), int(q["y"][0])
-                except (KeyError, ValueError):
-                    raise _BadRequest("give integer x and y") from None
-                return self._json(self.server.session.pixel(x, y))
-            if route == "/camera.json":
-                cam = self.server.session.camera
-                if cam is None:
-                    raise _BadRequest("no scene is loaded yet")
-                from .orbit import snippet
-                return self._send(HTTPStatus.OK, snippet(cam).encode(), "application/json")
-            self._error(HTTPStatus.NOT_FOUND, f"no such page: {route}")
+            handler(route)
         except _BadRequest as exc:
             self._error(HTTPStatus.BAD_REQUEST, str(exc))
         except (UserError, OSError) as exc:
             self._error(HTTPStatus.BAD_REQUEST, error_line(exc))
         except Exception as exc:  # noqa: BLE001 - a bug: one line to the page, no traceback
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, error_line(exc))
+
+    # -------------------------------------------------------------------------- GET
+    def do_GET(self):
+        if not self._host_ok():
+            return
+        self._answer(self._get, urllib.parse.urlsplit(self.path).path)
+
+    def _get(self, route):
+        if route in PAGES:
+            name, kind = PAGES[route]
+            return self._send(HTTPStatus.OK, (STATIC / name).read_bytes(), kind)
+        if route == "/events":
+            return self._events()
+        if route == "/state":
+            return self._json(self.server.session.state())
+        if route in ("/frame.png", "/frame.pfm"):
+            return self._frame(route)
+        if route == "/pixel":
+            q = self._query()
+            try:
+                x, y = int(q["x"][0]), int(q["y"][0])
+            except (KeyError, ValueError):
+                raise _BadRequest("give integer x and y") from None
+            return self._json(self.server.session.pixel(x, y))
+        if route == "/camera.json":
+            cam = self.server.session.camera
+            if cam is None:
+                raise _BadRequest("no scene is loaded yet")
+            from .orbit import snippet
+            return self._send(HTTPStatus.OK, snippet(cam).encode(), "application/json")
+        self._error(HTTPStatus.NOT_FOUND, f"no such page: {route}")
 
     do_HEAD = do_GET
 
@@ -207,38 +214,33 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         if not self._host_ok():
             return
-        route = urllib.parse.urlsplit(self.path).path
+        self._answer(self._post, urllib.parse.urlsplit(self.path).path)
+
+    def _post(self, route):
         session = self.server.session
-        try:
-            body = self._body()
-            if route == "/camera":
-                if "orbit" in body:
-                    move = body["orbit"]
-                    if not (isinstance(move, list) and len(move) == 2):
-                        raise _BadRequest("orbit is [yaw, pitch] in degrees")
-                    session.orbit(*move)
-                elif "dolly" in body:
-                    session.dolly(body["dolly"])
-                elif "set" in body:
-                    session.set_camera(body["set"])
-                elif body.get("reset") is True:
-                    session.reset_camera()
-                else:
-                    raise _BadRequest("give orbit, dolly, set or reset")
-                return self._json({"camera": session.camera})
-            if route == "/mode":
-                session.set_mode(body.get("mode"))
-                return self._json({"mode": body.get("mode")})
-            if route == "/time":
-                session.set_time(body.get("t"))
-                return self._json({"time": body.get("t")})
-            if route == "/save":
-                path = session.save(body.get("format"), self.server.save_dir, body.get("exposure", 0.0))
-                return self._json({"path": str(path)})
-            self._error(HTTPStatus.NOT_FOUND, f"no such command: {route}")
-        except _BadRequest as exc:
-            self._error(HTTPStatus.BAD_REQUEST, str(exc))
-        except (UserError, OSError) as exc:
-            self._error(HTTPStatus.BAD_REQUEST, error_line(exc))
-        except Exception as exc:  # noqa: BLE001 - a bug: one line to the page, no traceback
-            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, error_line(exc))
+        body = self._body()
+        if route == "/camera":
+            if "orbit" in body:
+                move = body["orbit"]
+                if not (isinstance(move, list) and len(move) == 2):
+                    raise _BadRequest("orbit is [yaw, pitch] in degrees")
+                session.orbit(*move)
+            elif "dolly" in body:
+                session.dolly(body["dolly"])
+            elif "set" in body:
+                session.set_camera(body["set"])
+            elif body.get("reset") is True:
+                session.reset_camera()
+            else:
+                raise _BadRequest("give orbit, dolly, set or reset")
+            return self._json({"camera": session.camera})
+        if route == "/mode":
+            session.set_mode(body.get("mode"))
+            return self._json({"mode": body.get("mode")})
+        if route == "/time":
+            session.set_time(body.get("t"))
+            return self._json({"time": body.get("t")})
+        if route == "/save":
+            path = session.save(body.get("format"), self.server.save_dir, body.get("exposure", 0.0))
+            return self._json({"path": str(path)})
+        self._error(HTTPStatus.NOT_FOUND, f"no such command: {route}")
