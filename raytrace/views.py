@@ -91,6 +91,12 @@ def _ids(scene, s):
     return obj, mat
 
 
+def id_images(scene, **overrides):
+    """(object ids, material ids) of ``scene`` through the pixel centres, (H, W) int64,
+    -1 on the background (the ``objects`` / ``materials`` views' numbers, both at once)."""
+    return _ids(scene, resolve_settings(scene, overrides))
+
+
 def _facing_grey(scene, s):
     """Grey shading |N . V| through the pixel centres (0.15 .. 0.85), black on a miss."""
     t, n = render_aovs(scene, s["width"], s["height"])

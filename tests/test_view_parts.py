@@ -13,6 +13,7 @@ import pytest
 from raytrace.view import orbit
 from raytrace.view.session import noise_estimate
 from raytrace.view.watch import Watcher, files_read, named_files
+from view_helpers import textured_scene, write_scene
 
 
 # ------------------------------------------------------------------ camera moves
@@ -71,17 +72,9 @@ def test_snippet_is_a_scene_camera_entry():
 # ------------------------------------------------------------------ the files of a scene
 def _textured_mesh(folder):
     """An OBJ with an MTL that names a PNG texture (three files besides the scene)."""
-    import imageio.v3 as iio
-    (folder / "tex").mkdir()
-    iio.imwrite(folder / "tex" / "t.png", np.full((4, 4, 3), 200, np.uint8))
-    (folder / "m.mtl").write_text("newmtl painted\nKd 1 1 1\nmap_Kd tex/t.png\n")
-    (folder / "q.obj").write_text("mtllib m.mtl\nv -1 -1 0\nv 1 -1 0\nv 1 1 0\nv -1 1 0\n"
-                                  "vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nusemtl painted\nf 1/1 2/2 3/3 4/4\n")
-    scene = {"camera": {"center": [0, 0, 3], "look_at": [0, 0, 0]}, "image": {"width": 8, "height": 8},
-             "lights": [{"type": "directional", "direction": [0, 0, -1]}],
-             "objects": [{"type": "mesh", "file": "q.obj"}]}
-    (folder / "s.json").write_text(json.dumps(scene))
-    return folder / "s.json"
+    path = folder / "s.json"
+    write_scene(path, textured_scene(folder))
+    return path
 
 
 def test_files_read_finds_the_mesh_its_mtl_and_its_texture(tmp_path):

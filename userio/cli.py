@@ -69,29 +69,41 @@ def one_line(text):
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in str(text))
 
 
+def error_text(exc):
+    """The one line :func:`run` prints after ``prog: error:`` for bad input, a memory or an
+    I/O failure; None for any other exception (a bug: :func:`bug_text`)."""
+    if isinstance(exc, UserError):
+        return one_line(exc)
+    if isinstance(exc, MemoryError):
+        return "out of memory (try a smaller size or count)"
+    if isinstance(exc, OSError):
+        return one_line(os_error_line(exc))
+    return None
+
+
+def bug_text(exc):
+    """``Type: the first line of its message`` (at most 200 characters) of an exception
+    that is a bug."""
+    first = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return f"{type(exc).__name__}: {one_line(first)}"
+
+
 def run(prog, body, *args, **kwargs):
     """Call ``body(*args, **kwargs)`` and map its outcome to an exit status.
 
     ``body`` returns an int status or None (0)."""
     try:
         status = body(*args, **kwargs)
-    except UserError as exc:
-        print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except MemoryError:
-        print(f"{prog}: error: out of memory (try a smaller size or count)", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except OSError as exc:
-        print(f"{prog}: error: {one_line(os_error_line(exc))}", file=sys.stderr)
-        return EXIT_IO
+    except (UserError, MemoryError, OSError) as exc:
+        print(f"{prog}: error: {error_text(exc)}", file=sys.stderr)
+        return EXIT_IO if isinstance(exc, OSError) else EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; nothing written", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, said plainly
         if os.environ.get("USERIO_TRACEBACK"):
             raise
-        first = str(exc).splitlines()[0][:200] if str(exc) else ""
-        print(f"{prog}: internal error (a bug; USERIO_TRACEBACK=1 shows where): "
-              f"{type(exc).__name__}: {one_line(first)}", file=sys.stderr)
+        print(f"{prog}: internal error (a bug; USERIO_TRACEBACK=1 shows where): {bug_text(exc)}",
+              file=sys.stderr)
         return EXIT_INTERNAL
     return EXIT_OK if status is None else int(status)

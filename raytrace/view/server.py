@@ -30,8 +30,6 @@ import urllib.parse
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import numpy as np
-
 from userio.errors import UserError
 
 from .session import error_line
@@ -171,7 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_HEAD = do_GET
 
     def _frame(self, route):
-        from ..image import encode_image, pfm_bytes
+        from ..image import pfm_bytes
         f = self.server.session.frame
         if f is None:
             return self._error(HTTPStatus.NOT_FOUND, "no image yet")
@@ -185,11 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise _BadRequest("exposure must be a number") from None
         if not -30.0 <= exposure <= 30.0:
             raise _BadRequest("exposure must be within -30 .. 30 stops")
-        if f.mode == "color":
-            data = encode_image("frame.png", f.image * np.float32(2.0 ** exposure), "srgb")
-        else:
-            data = encode_image("frame.png", f.image, "linear")
-        self._send(HTTPStatus.OK, data, "image/png", headers)
+        self._send(HTTPStatus.OK, f.png(exposure), "image/png", headers)
 
     def _events(self):
         self.send_response(HTTPStatus.OK)

@@ -33,8 +33,7 @@ import weakref
 
 import numpy as np
 
-from userio.cli import one_line, os_error_line
-from userio.errors import UserError
+from userio.cli import bug_text, error_text
 
 from ..errors import SceneError
 from . import orbit as camera_moves
@@ -70,6 +69,14 @@ class Frame:
     noise: float = None
     report: str = ""
     info: object = None
+
+    def png(self, exposure=0.0):
+        """The frame as PNG bytes as the page shows it: radiance times 2**``exposure``,
+        sRGB-encoded; a debug view's colours as they are."""
+        from ..image import encode_image
+        if self.mode == "color":
+            return encode_image("frame.png", self.image * np.float32(2.0 ** exposure), "srgb")
+        return encode_image("frame.png", self.image, "linear")
 
 
 def noise_estimate(mean, variance):
@@ -155,10 +162,9 @@ class Session:
         from ..scene.validate import validate_scene
         if not isinstance(cam, dict):
             raise SceneError("camera", "must be an object")
-        data = dict(self._scene.data, camera=cam) if self._scene is not None else None
-        if data is None:
+        if self._scene is None:
             raise SceneError("camera", "no scene is loaded yet")
-        validate_scene(data)
+        validate_scene(dict(self._scene.data, camera=cam))
         make_camera(cam)
         self._bump(_camera=camera_moves.look_at_form(cam, self._look_distance(cam)))
 
@@ -264,10 +270,7 @@ class Session:
                     break
                 k += 1
             if fmt == "png":
-                if f.mode == "color":
-                    data = encode_image(path, f.image * np.float32(2.0 ** exposure), "srgb")
-                else:
-                    data = encode_image(path, f.image, "linear")
+                data = f.png(exposure)
             else:
                 meta = {"view": f.mode, "spp": f.spp, "integrator": f.integrator, "scene": str(self.scene_path)}
                 if f.info is not None:
@@ -419,11 +422,8 @@ class Session:
 
     def _ids_for(self, scene, generation):
         """Object and material ids through the pixel centres (hover names)."""
-        from ..views import render_view
-        ov = {k: v for k, v in self.overrides.items() if k in ("width", "height")}
-        obj = render_view(scene, "objects", **ov).data["ids"]
-        self._check(generation)
-        mat = render_view(scene, "materials", **ov).data["ids"]
+        from ..views import id_images
+        obj, mat = id_images(scene, **{k: v for k, v in self.overrides.items() if k in ("width", "height")})
         with self._cond:
             self._ids[generation] = (obj, mat)
             for old in sorted(self._ids)[:-4]:
@@ -492,12 +492,4 @@ def _number(value, where):
 
 def error_line(exc):
     """The command line's one line for an exception (bad input, an I/O failure, or a bug)."""
-    if isinstance(exc, UserError):
-        return one_line(exc)
-    if isinstance(exc, OSError):
-        return one_line(os_error_line(exc))
-    if isinstance(exc, MemoryError):
-        return "out of memory (try a smaller size)"
-    first = str(exc).splitlines()[0][:200] if str(exc) else ""
-    return one_line(f"internal error (a bug): {type(exc).__name__}: {first}")
-
+    return error_text(exc) or f"internal error (a bug): {bug_text(exc)}"
