@@ -215,7 +215,7 @@ def describe_parts(label, wall, cpu, data, top=10):
                   ", ".join(f"{k.rsplit('.', 1)[-1]} x{v[2]} ({v[0]:.2f} s)"
                             for k, v in sorted(twice.items(), key=lambda kv: -kv[1][0]))]
     lines += ["", "self seconds per compiler pass ('LLVM in X': holding Numba's LLVM lock inside X), top 10: " +
-              ", ".join(f"{name} {secs:.1f}" for name, secs in data.get("passes", [])[:10])]
+              ", ".join(f"{name} {secs:.1f}" for name, secs in data.get("passes", [])[:30])]
     return "\n".join(lines)
 
 

@@ -1,11 +1,13 @@
-"""Keep Numba's on-disk cache in step with the whole package's source and switches.
+"""The folder of ``raytrace``'s Numba cache: named after the switches that choose code.
 
-Numba invalidates a cached kernel only when *its own* file changes; a kernel that inlines
-a function from another file (the BVH traversal, the intersection routines) would keep
-running the old code after that file changed. So the cache lives in a folder named after
-a hash of every ``.py`` file of the package that uses Numba: any edit of such a file
-starts a fresh folder (kernels only see code and constants of modules that use Numba:
-``raytrace/layout.py``, the kernels, ``accel``, ``shapes``, ``textures``, ``cubemap``).
+Each kernel is found in it by its dependency key (``raytrace/compile/cache.py``: its
+own code and its callees', so an edit recompiles what it touched and nothing is stale),
+and the folder is ``<base>/raytrace-deps<version>-<mode tag>``. Where that cache cannot
+be installed (a Numba release whose internals were not checked, or
+``RAYTRACE_DEPENDENCY_CACHE=0``), Numba's own cache is used, which invalidates a kernel
+only when *its own* file changes; the folder is then named after a hash of every ``.py``
+file of the package that uses Numba (and ``layout.py``), so that any edit starts a fresh
+folder and a kernel inlining an edited callee is never loaded stale.
 
 Two environment switches choose between implementations at compile time, which Numba's
 cache does not record either, so the folder name carries them too (a kernel compiled
@@ -51,15 +53,19 @@ def source_hash(package_dir):
     return numba_cache.source_hash(package_dir, only_numba_files=True, also=("layout.py",))
 
 
-def folder_parts(package_dir):
-    """(name, digest, tag) of raytrace's cache folder (``userio.numba_cache.make_folder``)."""
+def folder_parts(package_dir, dependency_keyed=True):
+    """(name, digest, tag) of raytrace's cache folder (``userio.numba_cache.make_folder``):
+    the digest is ``deps<version>`` with the dependency-keyed cache, else the source hash."""
+    if dependency_keyed:
+        from .compile.keys import KEY_VERSION
+        return "raytrace", f"deps{KEY_VERSION}", mode_tag()
     return "raytrace", source_hash(package_dir), mode_tag()
 
 
-def configure(package_dir):
-    """Point numba's cache at ``<base>/raytrace-<source hash>-<mode tag>``, compile for the
+def configure(package_dir, dependency_keyed=True):
+    """Point numba's cache at the package's folder (:func:`folder_parts`), compile for the
     portable CPU level where the host has it and copy in the shipped kernels when they fit
     (``userio.numba_cache.open_folder``); call before any @njit(cache=True) kernel is
     decorated. Returns the folder (None when no
     base is writable: numba then uses its own default places, which know neither)."""
-    return numba_cache.open_folder(package_dir, *folder_parts(package_dir))
+    return numba_cache.open_folder(package_dir, *folder_parts(package_dir, dependency_keyed))

@@ -3,8 +3,11 @@
 Numba picks a kernel's cache folder when the kernel is *decorated* (its module imported),
 so that folder must be chosen before the first ``@njit(cache=True)`` of the package runs:
 
-- ``_numba_cache.configure``: ``numba.config.CACHE_DIR`` set to the folder named after the
-  package's source and switches, the portable CPU level, the shipped kernels copied in;
+- ``compile.cache.install``: each kernel cached under its dependency key (its own code
+  and its callees', ``raytrace/compile/``), before any kernel is decorated;
+- ``_numba_cache.configure``: ``numba.config.CACHE_DIR`` set to the package's folder
+  (named after the switches; after every kernel source where the dependency-keyed cache
+  could not be installed), the portable CPU level, the shipped kernels copied in;
 - ``_numba_inline.install``: the faster inliner, before anything compiles.
 
 Each kernel module starts with ``import raytrace._numba_setup`` (``tests/test_structure.py``
@@ -14,6 +17,8 @@ checks that every module importing Numba does), so ``import raytrace`` itself st
 import pathlib
 
 from . import _numba_cache, _numba_inline
+from .compile import cache as _compile_cache
 
-CACHE_FOLDER = _numba_cache.configure(pathlib.Path(__file__).parent)   # None: no writable base
+DEPENDENCY_KEYED = _compile_cache.install()[0]
+CACHE_FOLDER = _numba_cache.configure(pathlib.Path(__file__).parent, DEPENDENCY_KEYED)   # None: no writable base
 _numba_inline.install()

@@ -8,8 +8,9 @@ thereby fills the on-disk cache; the parent loads the scene meanwhile, then :fun
 and loads the kernel from the cache. Nothing happens when the kernel is already cached,
 with one core, or when ``RAYTRACE_NO_WARMUP`` is set.
 
-:class:`CompileNotice` tells the user while this happens: one line when compiling starts
-("compiling kernels, first run only") with the elapsed seconds, and how long it took.
+:class:`CompileNotice` tells the user while this happens: what compiles and why
+("compiling 3 kernels after edits to kernels/bsdf.py: ggx_d", "... first run here"), its
+progress and the seconds, then how long it took.
 :func:`notice_on_compile` does the same for a block that may or may not compile (a scene
 with instances compiles its own specialisation of the integrator, see
 ``raytrace.accel.instances``; depth and normal images and debug views use kernels of
@@ -37,21 +38,36 @@ def _kernel(integrator):
     return whitted_rows
 
 
+def _builder():
+    from .accel import build
+    return [build._build_binary, build._plan_wide, build._emit_wide]
+
+
+def roots(integrator=None, builder=False):
+    """The kernels a render starts from (what Numba compiles, with all they call): the
+    integrator's row kernel and, with ``builder``, the BVH builder's three."""
+    out = _builder() if builder else []
+    return out + ([_kernel(integrator)] if integrator else [])
+
+
 def _dispatcher_cached(dispatcher):
+    from .compile import cache, plan
+    if cache.dispatcher_cache(dispatcher) is not None:
+        return not plan.stale([dispatcher])
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     index = getattr(cache_file, "_index_path", None)
     return index is None or os.path.exists(index)
 
 
 def is_cached(integrator):
-    """True when the kernel's cache index exists (some overload was compiled before)."""
+    """True when the integrator's kernels are cached as the code is now (nothing of them
+    would compile)."""
     return _dispatcher_cached(_kernel(integrator))
 
 
 def builder_cached():
     """True when the BVH builder's kernels are in the on-disk cache."""
-    from .accel import build
-    return all(_dispatcher_cached(f) for f in (build._build_binary, build._plan_wide, build._emit_wide))
+    return all(_dispatcher_cached(f) for f in _builder())
 
 
 class CompileTimer:
@@ -143,30 +159,53 @@ class CompileTimer:
 
 
 class CompileNotice:
-    """While compiling on first use: one line on stderr, ticking on a terminal.
+    """While kernels compile: what compiles and why, then progress, on stderr.
 
-        with CompileNotice(active=not warmup.is_cached(kind), stream=sys.stderr):
+        with CompileNotice(active, stream=sys.stderr, roots=warmup.roots("path")):
             ...compile...
 
-    Without ``timer`` the closing line gives the block's wall time; with a
-    :class:`CompileTimer` it gives the timer's compile seconds, and a notice that
-    :meth:`begin` started on a compile event (not ``forced``) ticks on a terminal only
-    while something compiles (so it does not draw over a progress bar afterwards)."""
+    The first line comes from :func:`raytrace.compile.plan.explain` for ``roots`` (the
+    kernels the block compiles): how many kernels and why ("after edits to
+    kernels/bsdf.py: ggx_d", "first run here"); without ``roots``, "compiling kernels".
+    On a terminal it then ticks ``[done/total] file: function  T s``, counting the
+    stale kernels as Numba's compile events end; elsewhere the line is printed once. The
+    closing line gives the seconds. Ticking and closing use one clock: the
+    :class:`CompileTimer`'s seconds when there is one (compile events and waits for the
+    warm-up child), else the block's wall time; a notice that :meth:`begin` started on
+    a compile event (not ``forced``) ticks only while something compiles (so it does not
+    draw over a progress bar afterwards)."""
 
-    def __init__(self, active, stream=None, prog="raytrace", timer=None):
+    def __init__(self, active, stream=None, prog="raytrace", timer=None, roots=None):
         self.active = active
         self.stream = sys.stderr if stream is None else stream
         self.prog = prog
         self.timer = timer
+        self.roots = roots
         self._stop = threading.Event()
         self._thread = None
         self._forced = True
         self._started = False
+        self._stale = {}            # id(dispatcher) -> label, of the kernels expected to compile
+        self._pending = []          # the expected kernels not yet in the cache
+        self._current = ""
+        self._listener = None
         self.seconds = 0.0
 
     def __enter__(self):
         self.begin()
         return self
+
+    def _describe(self):
+        if not self.roots:
+            return "compiling kernels"
+        try:
+            from .compile import plan
+            found = plan.explain(self.roots)
+        except Exception:     # noqa: BLE001 - only the notice's wording depends on it
+            return "compiling kernels"
+        self._stale = {id(d): plan.name(d) for d in found.stale}
+        self._pending = list(found.stale)
+        return found.describe() or "compiling kernels"
 
     def begin(self, forced=True):
         """Say that compiling starts (once; nothing when not ``active``)."""
@@ -175,24 +214,54 @@ class CompileNotice:
         self._started = True
         self._forced = forced
         self._t0 = time.perf_counter()
+        self._line = f"{self.prog}: {self._describe()}"
+        self._listen()
         tty = getattr(self.stream, "isatty", lambda: False)()
-        self._line = f"{self.prog}: compiling kernels, first run only (cached afterwards)..."
         if tty:
             self._thread = threading.Thread(target=self._tick, daemon=True)
             self._thread.start()
         else:
-            print(self._line, file=self.stream, flush=True)
+            print(self._line + " ...", file=self.stream, flush=True)
+
+    def _listen(self):
+        """Count the expected kernels as their compiles end (Numba's compile events)."""
+        from numba.core import event
+        notice = self
+
+        class _Progress(event.Listener):
+            def on_start(self, ev):
+                label = notice._stale.get(id(ev.data.get("dispatcher")))
+                if label:
+                    notice._current = label
+
+            def on_end(self, ev):
+                pass
+        self._listener = _Progress()
+        event.register("numba:compile", self._listener)
 
     def _elapsed(self):
-        if self.timer is None or self._forced:
+        if self.timer is None:
             return time.perf_counter() - self._t0
         return self.timer.seconds
+
+    def status(self):
+        """``[done/total] file: function``: the expected kernels now in the cache (whichever
+        process compiled them: this one or the warm-up child), and the one this process
+        compiles now (empty without a plan)."""
+        if not self._stale:
+            return ""
+        from .compile import plan
+        self._pending = [d for d in self._pending if not plan.compiled(d)]
+        done = len(self._stale) - len(self._pending)
+        return f"[{done}/{len(self._stale)}] {self._current}".rstrip()
 
     def _tick(self):
         shown = False
         while not self._stop.wait(0.5):
             if self.timer is None or self._forced or self.timer.compiling:
-                print(f"\r{self._line} {self._elapsed():.0f} s", end="", file=self.stream, flush=True)
+                status = self.status()
+                print(f"\r\033[K{self._line}{' ' + status if status else ''} {self._elapsed():.0f} s", end="",
+                      file=self.stream, flush=True)
                 shown = True
             elif shown:
                 print("\r\033[K", end="", file=self.stream, flush=True)
@@ -208,22 +277,28 @@ class CompileNotice:
             return
         self._started = False
         self._stop.set()
+        if self._listener is not None:
+            from numba.core import event
+            event.unregister("numba:compile", self._listener)
+            self._listener = None
         if self._thread is not None:
             self._thread.join()
             print("\r\033[K", end="", file=self.stream)
-        self.seconds = time.perf_counter() - self._t0 if self.timer is None else self.timer.seconds
+        self.seconds = self._elapsed()
         if exc_type is None:
-            print(f"{self.prog}: kernels compiled in {self.seconds:.1f} s", file=self.stream, flush=True)
+            count = f"{len(self._stale)} kernel{'s' * (len(self._stale) != 1)}" if self._stale else "kernels"
+            print(f"{self.prog}: {count} compiled in {self.seconds:.1f} s", file=self.stream, flush=True)
 
 
 @contextlib.contextmanager
-def notice_on_compile(enabled=True, stream=None, prog="raytrace", expect=False):
+def notice_on_compile(enabled=True, stream=None, prog="raytrace", expect=False, roots=None):
     """A :class:`CompileTimer` over the block (yielded) with a :class:`CompileNotice` that
     starts when Numba starts compiling in it (a ``numba:compile`` event; loading from the
     cache sends none) and otherwise says nothing; ``expect=True`` starts the notice at
     once (a compile is known to come, e.g. in the child process of :func:`start`).
+    ``roots``: the kernels the block may compile (the notice then says which and why).
     ``enabled=False``: the timer only, no notice."""
-    notice = CompileNotice(enabled, stream, prog)
+    notice = CompileNotice(enabled, stream, prog, roots=roots)
     timer = CompileTimer(on_start=lambda: notice.begin(forced=False))
     notice.timer = timer
     with timer:

@@ -40,18 +40,24 @@ import {package} as package
 from userio import numba_cache, prebuilt
 assert numba_cache.use_portable_cpu(), "kernels must be compiled for the portable CPU level"
 package_dir = pathlib.Path(package.__file__).parent
+stamp = None
 if {package!r} == "raytrace":
+    import raytrace._numba_setup as setup
     from raytrace._numba_cache import folder_parts
+    from raytrace.compile.cache import STAMP
+    assert setup.DEPENDENCY_KEYED, "raytrace's kernels must be cached by dependency key"
     folder = numba_cache.make_folder(*folder_parts(package_dir))
+    stamp = STAMP
 else:
     folder = numba_cache.make_folder({package!r}, numba_cache.source_hash(package_dir))
 old = package_dir / "prebuilt" / prebuilt.MANIFEST
 if not any(folder.glob("*/*.nbi")):
     print(0)
-elif old.exists() and json.loads(old.read_text())["key"] == prebuilt.current_key(folder):
-    print("unchanged")      # same source, Numba, Python, CPU: the bundle in git stays
+elif old.exists() and json.loads(old.read_text())["key"] == prebuilt.current_key(folder) and (
+        stamp is None or prebuilt.bundle_keys(package_dir / "prebuilt") == prebuilt.folder_keys(folder, package_dir)):
+    print("unchanged")      # same source (same kernels' keys), Numba, Python, CPU: the bundle in git stays
 else:
-    print(len(prebuilt.make_bundle(folder, package_dir)["indexes"]))
+    print(len(prebuilt.make_bundle(folder, package_dir, stamp=stamp)["indexes"]))
 """
 
 

@@ -61,8 +61,8 @@ def test_scenes_exist_and_cover_both_integrators():
 
 
 def test_compile_notice_is_read_from_the_clis_lines():
-    compiled = ("raytrace: compiling kernels, first run only (cached afterwards)...\n"
-                "raytrace: kernels compiled in 48.3 s\n"
+    compiled = ("raytrace: compiling 3 kernels, first run here (cached afterwards) ...\n"
+                "raytrace: 3 kernels compiled in 48.3 s\n"
                 "wrote out/x.png (9.12 s render, 50.1 s compiling kernels)\n")
     assert bench_readme.compile_seconds(compiled) == 50.1
     assert bench_readme.compile_seconds("raytrace: kernels compiled in 7.5 s\n") == 7.5

@@ -96,7 +96,7 @@ def test_compile_notice_when_the_kernels_are_not_cached(scene_file, tmp_path, mo
     monkeypatch.setattr(warmup, "compile_here", lambda kind, instanced=False: compiled.append((kind, instanced)))
     assert cli.main(["render", str(scene_file), "-o", str(tmp_path / "o.png")]) == 0
     err = capsys.readouterr().err
-    assert "compiling kernels, first run only" in err and "kernels compiled in" in err
+    assert "raytrace: compiling kernels ...\n" in err and "kernels compiled in" in err
     assert compiled == [("whitted", False)]
     # warm: no notice
     monkeypatch.setattr(warmup, "is_cached", lambda kind: True)
@@ -116,7 +116,7 @@ def test_compile_notice_ticks_on_a_terminal():
         def isatty(self):
             return True
     stream = Tty()
-    tick = re.compile(r"\rraytrace: compiling kernels, first run only \(cached afterwards\)\.\.\. (\d+) s")
+    tick = re.compile(r"\r\x1b\[Kraytrace: compiling kernels (\d+) s")
     t0 = time.perf_counter()
     with warmup.CompileNotice(True, stream=stream) as notice:
         deadline = t0 + 120

@@ -43,7 +43,49 @@ def stale(package):
     """Why the package's bundle does not fit the source here (None: it fits)."""
     if manifest(package)["key"]["folder"] != expected_folder(package):
         return f"{package}'s kernels changed since its bundle was made (version {project_version()})"
+    if package == "raytrace" and stale_kernels():
+        old = stale_kernels()
+        return (f"{len(old)} of raytrace's bundled kernels changed since the bundle was made "
+                f"({', '.join(old[:3])}{', ...' if len(old) > 3 else ''}; version {project_version()})")
     return None
+
+
+def _raytrace_dispatchers():
+    """{index file base ("path.path_rows"): [dispatchers]} of every kernel module's kernels."""
+    import importlib
+    from numba.core.dispatcher import Dispatcher
+    out = {}
+    for path in sorted((REPO / "raytrace").rglob("*.py")):
+        if "njit" not in path.read_text():
+            continue
+        name = "raytrace." + ".".join(path.relative_to(REPO / "raytrace").with_suffix("").parts)
+        module = importlib.import_module(name.replace(".__init__", ""))
+        for value in vars(module).values():
+            if isinstance(value, Dispatcher) and value.py_func.__module__ == module.__name__:
+                base = path.stem + "." + value.py_func.__qualname__.replace("<", "").replace(">", "")
+                out.setdefault(base, []).append(value)     # kernels made by one factory share a name
+    return out
+
+
+_STALE = []
+
+
+def stale_kernels():
+    """The bundled raytrace kernels none of whose entries is cached under the kernel's
+    current dependency key (``raytrace/compile/keys.py``): the kernels edited, or calling
+    something edited, since the bundle was made."""
+    if not _STALE:
+        from raytrace.compile import keys
+        kernels, old = _raytrace_dispatchers(), []
+        with tarfile.open(REPO / "raytrace" / "prebuilt" / prebuilt.ARCHIVE, "r:xz") as archive:
+            for entry in manifest("raytrace")["indexes"]:
+                base = entry["file"].rsplit("-k.", 1)[0]
+                want = {("dependency key", keys.function_key(d.py_func)) for d in kernels.get(base, [])}
+                _, overloads = prebuilt._read_index(archive.extractfile(entry["member"]).read())
+                if not any(k[-1] in want for k in overloads):
+                    old.append(base)
+        _STALE.append(old)
+    return _STALE[0]
 
 
 def manifest(package):
@@ -78,18 +120,25 @@ def test_raytrace_ships_a_bundle():
 
 @pytest.mark.parametrize("package", BUNDLED)
 def test_bundle_is_current(package):
-    """The bundle was compiled from the source as it is: same content-keyed folder, and
-    each kernel's index stamped with the SHA-256 of its source file as it is now. Holds
-    at release points; a development version skips it while the kernels have changed."""
+    """The bundle was compiled from the source as it is: same cache folder name; for a
+    library each kernel's index stamped with the SHA-256 of its source file as it is now,
+    for raytrace each kernel cached under its current dependency key (and every index
+    carrying the manifest's stamp). Holds at release points; a development version skips
+    it while the kernels have changed."""
     if in_development() and stale(package):
         pytest.skip(stale(package) + ": bundles are rebuilt at release points")
     m = manifest(package)
     assert m["key"]["folder"] == expected_folder(package), REBUILD
+    if package == "raytrace":
+        assert not stale_kernels(), REBUILD
+    expected = bytes.fromhex(m["stamp"]) if "stamp" in m else None
+    assert (expected is not None) == (package == "raytrace")
     with tarfile.open(REPO / package / "prebuilt" / prebuilt.ARCHIVE, "r:xz") as archive:
         names = set(archive.getnames())
         for entry in m["indexes"]:
             assert entry["member"] in names and set(entry["data"]) <= names, entry
-            prebuilt._check_stamp(archive.extractfile(entry["member"]).read(), REPO / package / entry["source"])
+            prebuilt._check_stamp(archive.extractfile(entry["member"]).read(), REPO / package / entry["source"],
+                                  expected)
 
 
 @pytest.mark.parametrize("package", BUNDLED)
@@ -102,17 +151,29 @@ def test_bundle_is_for_this_numba_and_cpu_level(package):
     assert key["codegen"] == list(numba.core.registry.cpu_target.target_context.codegen().magic_tuple())
 
 
-def test_check_stamp_rejects_another_file():
-    if stale("raytrace"):
-        pytest.skip(stale("raytrace"))
+@pytest.mark.parametrize("package", [p for p in BUNDLED if p != "raytrace"][:1])
+def test_check_stamp_rejects_another_file(package):
+    if stale(package):
+        pytest.skip(stale(package))
+    m = manifest(package)
+    entry = m["indexes"][0]
+    with tarfile.open(REPO / package / "prebuilt" / prebuilt.ARCHIVE, "r:xz") as archive:
+        index = archive.extractfile(entry["member"]).read()
+    prebuilt._check_stamp(index, REPO / package / entry["source"])   # its own file passes
+    with pytest.raises(ValueError):
+        prebuilt._check_stamp(index, REPO / "README.md")
+
+
+def test_check_stamp_of_a_keyed_bundle_wants_the_manifest_stamp():
     m = manifest("raytrace")
     entry = m["indexes"][0]
     with tarfile.open(REPO / "raytrace" / "prebuilt" / prebuilt.ARCHIVE, "r:xz") as archive:
         index = archive.extractfile(entry["member"]).read()
-    prebuilt._check_stamp(index, REPO / "raytrace" / entry["source"])   # its own file passes
-    edited = REPO / "raytrace" / entry["source"]
+    prebuilt._check_stamp(index, REPO / "raytrace" / entry["source"], bytes.fromhex(m["stamp"]))
     with pytest.raises(ValueError):
-        prebuilt._check_stamp(index, REPO / "raytrace" / "cli.py" if edited.name != "cli.py" else REPO / "README.md")
+        prebuilt._check_stamp(index, REPO / "raytrace" / entry["source"], b"another cache's stamp")
+    with pytest.raises(ValueError):          # nor the source file's own hash (a library's stamp)
+        prebuilt._check_stamp(index, REPO / "raytrace" / entry["source"])
 
 
 def _bundle_copy(tmp_path, change=None, archive_bytes=None):
@@ -134,7 +195,7 @@ def _cache_folder(tmp_path):
 
 
 @pytest.mark.parametrize("change, word", [
-    ({"folder": "raytrace-0123456789abcdef-simd-borrow"}, "folder"),   # edited source
+    ({"folder": "raytrace-deps0-simd-borrow"}, "folder"),   # another key recipe
     ({"numba": "0.68.0rc1"}, "numba"),
     ({"llvmlite": "0.49.0"}, "llvmlite"),
     ({"python": "cpython-399"}, "python"),
@@ -157,13 +218,13 @@ def test_a_fitting_bundle_seeds_every_kernel_and_keeps_what_is_there(tmp_path):
     m = manifest("raytrace")
     folder = _cache_folder(tmp_path)
     first = m["indexes"][0]
-    mine = folder / prebuilt.cache_subfolder(REPO / "raytrace" / first["source"]) / first["file"]
+    mine = folder / prebuilt.cache_subfolder(REPO / "raytrace" / first["source"], REPO / "raytrace") / first["file"]
     mine.parent.mkdir(parents=True)
     mine.write_bytes(b"compiled here")
     assert prebuilt.seed(folder, REPO / "raytrace", _bundle_copy(tmp_path)) == len(m["indexes"]) - 1
     assert mine.read_bytes() == b"compiled here"
     for entry in m["indexes"][1:]:
-        sub = folder / prebuilt.cache_subfolder(REPO / "raytrace" / entry["source"])
+        sub = folder / prebuilt.cache_subfolder(REPO / "raytrace" / entry["source"], REPO / "raytrace")
         assert (sub / entry["file"]).exists()
         assert all((sub / pathlib.PurePosixPath(d).name).exists() for d in entry["data"])
     assert prebuilt.seed(folder, REPO / "raytrace", _bundle_copy(tmp_path / "again")) == 0
@@ -179,18 +240,18 @@ def test_a_broken_archive_warns_and_writes_no_index(tmp_path):
     assert not list(folder.rglob("*.nbi"))
 
 
-def test_an_index_for_other_source_is_refused_before_anything_is_written(tmp_path):
-    """Second guard, behind the folder name: each index's stamp must match the source file
-    in the checkout it is seeded for (here a copy with one kernel file edited)."""
+def test_an_index_with_another_stamp_is_refused_before_anything_is_written(tmp_path):
+    """Second guard, behind the folder name: each index must carry the manifest's stamp
+    (here the manifest names another one)."""
     if environment_mismatch("raytrace"):
         pytest.skip(environment_mismatch("raytrace"))
-    copy = tmp_path / "src" / "raytrace"
-    shutil.copytree(REPO / "raytrace", copy, ignore=shutil.ignore_patterns("__pycache__"))
-    edited = copy / manifest("raytrace")["indexes"][-1]["source"]
-    edited.write_text(edited.read_text() + "\n# edited\n")
     folder = _cache_folder(tmp_path)
+    bundle = _bundle_copy(tmp_path)
+    m = json.loads((bundle / prebuilt.MANIFEST).read_text())
+    m["stamp"] = b"another cache".hex()
+    (bundle / prebuilt.MANIFEST).write_text(json.dumps(m))
     with pytest.warns(RuntimeWarning, match="does not match"):
-        result = prebuilt.seed(folder, copy, _bundle_copy(tmp_path))
+        result = prebuilt.seed(folder, REPO / "raytrace", bundle)
     assert result.startswith("failed")
     assert not any(folder.rglob("*"))
 
@@ -228,10 +289,15 @@ def _render(tmp_path, tag, source_root, scene, **env_vars):
     return np.load(out), compiled, pathlib.Path(where), cpu
 
 
+PHONG = "    return intensity * (n_dot_l * kd + spec * ks)\n"
+
+
 def test_fresh_checkout_renders_without_compiling_and_like_a_compiled_render(tmp_path):
     """A copy of the packages at another path (a fresh clone) with an empty cache compiles
-    no raytrace kernel; the image equals, bit for bit, that of kernels compiled here with
-    the bundle switched off. Fails when the seeding stops working (a Numba change)."""
+    no raytrace kernel. The same copy with ``phong`` edited compiles only the kernels the
+    edit touched (the bundle serves the rest), and its image equals, bit for bit, that of
+    kernels all compiled from the edited source with the bundle switched off (never a
+    stale shipped kernel). Fails when the seeding stops working (a Numba change)."""
     if environment_mismatch("raytrace"):
         pytest.skip(environment_mismatch("raytrace"))
     clone = tmp_path / "clone"
@@ -241,9 +307,17 @@ def test_fresh_checkout_renders_without_compiling_and_like_a_compiled_render(tmp
     seeded, compiled_seeded, where, cpu = _render(tmp_path, "seeded", clone, scene)
     assert where.is_relative_to(clone) and cpu == numba_cache.PORTABLE_CPU
     assert not [name for name in compiled_seeded if name.startswith("raytrace.")], compiled_seeded
-    own, compiled_own, _, _ = _render(tmp_path, "compiled", REPO, scene, RAYTRACE_PREBUILT="0")
-    assert "raytrace.kernels.whitted.whitted_rows" in compiled_own   # the control did compile
-    assert seeded.dtype == own.dtype and np.array_equal(seeded, own)
+    whitted = clone / "raytrace" / "kernels" / "whitted.py"
+    source = whitted.read_text()
+    assert PHONG in source
+    whitted.write_text(source.replace(PHONG, PHONG.replace("spec * ks", "0.5 * spec * ks"), 1))
+    edited, compiled_edited, _, _ = _render(tmp_path, "edited", clone, scene)
+    assert "raytrace.kernels.whitted.whitted_rows" in compiled_edited
+    assert not [n for n in compiled_edited if n.startswith(("raytrace.accel.build", "raytrace.accel.traverse"))]
+    own, compiled_own, _, _ = _render(tmp_path, "compiled", clone, scene, RAYTRACE_PREBUILT="0")
+    assert "raytrace.accel.build._build_binary" in compiled_own   # the control compiled everything
+    assert edited.dtype == own.dtype and np.array_equal(edited, own)
+    assert not np.array_equal(edited, seeded)                     # and the edit shows
 
 
 PORTABLE = """

@@ -750,7 +750,34 @@ def test_unknown_switch_value_warns_and_counts_as_on(monkeypatch):
         assert _numba_cache.switch_on("RAYTRACE_SIMD")
 
 
-def test_configure_names_the_folder_after_source_and_mode(tmp_path, monkeypatch):
+def test_configure_names_the_folder_after_mode_and_not_source(tmp_path, monkeypatch):
+    """With the dependency-keyed cache (``raytrace/compile/cache.py``) the folder is named
+    after the key version and the switches only: an edit keeps it (each kernel is found
+    by its own key)."""
+    import numba
+
+    from raytrace.compile.keys import KEY_VERSION
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("from numba import njit\nx = 1\n")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
+    monkeypatch.delenv("RAYTRACE_BORROW", raising=False)
+    monkeypatch.setenv("RAYTRACE_SIMD", "0")
+    loops = _numba_cache.configure(pkg)
+    monkeypatch.setenv("RAYTRACE_SIMD", "1")
+    with_simd = _numba_cache.configure(pkg)
+    (pkg / "a.py").write_text("from numba import njit\nx = 2\n")
+    edited = _numba_cache.configure(pkg)
+    assert loops.name == f"raytrace-deps{KEY_VERSION}-nosimd-borrow"
+    assert with_simd.name == edited.name == f"raytrace-deps{KEY_VERSION}-simd-borrow"
+    assert numba.config.CACHE_DIR == str(edited)
+
+
+def test_configure_without_dependency_keys_names_the_folder_after_source_and_mode(tmp_path, monkeypatch):
+    """The fallback (Numba's own cache, which would not see an edited callee in another
+    file): one folder per hash of every kernel source."""
     import numba
 
     pkg = tmp_path / "pkg"
@@ -761,13 +788,13 @@ def test_configure_names_the_folder_after_source_and_mode(tmp_path, monkeypatch)
     monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
     monkeypatch.delenv("RAYTRACE_BORROW", raising=False)
     monkeypatch.setenv("RAYTRACE_SIMD", "0")
-    loops = _numba_cache.configure(pkg)
+    loops = _numba_cache.configure(pkg, dependency_keyed=False)
     monkeypatch.setenv("RAYTRACE_SIMD", "1")
-    with_simd = _numba_cache.configure(pkg)
+    with_simd = _numba_cache.configure(pkg, dependency_keyed=False)
     (pkg / "cli.py").write_text("print('still no kernels')\n")
-    cli_edited = _numba_cache.configure(pkg)
+    cli_edited = _numba_cache.configure(pkg, dependency_keyed=False)
     (pkg / "a.py").write_text("from numba import njit\nx = 2\n")
-    edited = _numba_cache.configure(pkg)
+    edited = _numba_cache.configure(pkg, dependency_keyed=False)
     h = _numba_cache.source_hash
     assert cli_edited == with_simd          # pure-Python edits keep the compiled kernels
     assert loops.name.endswith("-nosimd-borrow") and with_simd.name.endswith("-simd-borrow")

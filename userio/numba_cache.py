@@ -101,6 +101,21 @@ def source_hash(package_dir, only_numba_files=False, also=()):
     return h.hexdigest()[:16]
 
 
+def package_subfolder(package_dir, py_file):
+    """The cache subfolder, named after its folder *within the package*, of kernels defined
+    in ``py_file`` (``kernels``, ``accel``; ``_`` for the package's top folder; nested
+    folders joined by ``_``), or None when the file is not inside ``package_dir``. Used by
+    caches whose entries are keyed by content (``raytrace/compile/cache.py``), so that a
+    copy of the package elsewhere finds them; Numba's own cache names the subfolder after
+    the folder's absolute path instead."""
+    path = pathlib.Path(os.path.abspath(py_file))
+    try:
+        rel = path.parent.relative_to(pathlib.Path(os.path.abspath(package_dir)))
+    except ValueError:
+        return None
+    return "_".join(rel.parts) if rel.parts else "_"
+
+
 def default_bases():
     """Where caches may live: ``$NUMBA_CACHE_DIR`` or ``~/.cache/raytrace-numba``, then a
     per-user folder under the temporary directory (read-only home)."""

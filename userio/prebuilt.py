@@ -5,19 +5,24 @@ about one. A package's ``prebuilt/`` folder (``raytrace/prebuilt/``, ``particles
 ...) holds the cache files of the kernels its shipped scenes use (``kernels.tar.xz``) and
 what they were compiled from (``manifest.json``):
 
-- the name of the package's content-keyed cache folder (``userio.numba_cache``: the
-  package, the hash of its source, and for ``raytrace`` its mode switches);
+- the name of the package's cache folder (``userio.numba_cache``: the package, the hash
+  of its source; for ``raytrace``, whose cache finds each kernel by its dependency key
+  (``raytrace/compile/cache.py``), a key version and its mode switches instead of the
+  source hash);
 - the Numba and llvmlite versions and the Python cache tag (``cpython-311``);
 - Numba's code-generation key (target triple, CPU name, CPU features), which is portable
   because kernels are compiled for a named CPU level (``userio.numba_cache.use_portable_cpu``).
 
 When a package is imported, :func:`seed` copies the files into its cache folder when the
 whole key equals this process's, and only index files that are not there yet (a kernel
-compiled here is never replaced). Anything else (an edited kernel, another Numba, a
-machine without the CPU level, ``RAYTRACE_PREBUILT=0``) leaves the cache alone: kernels
-then compile on first use, as they would without this module. So shipped code is never
-stale or compiled for the wrong processor; ``tests/test_prebuilt.py`` checks both, and
-that a seeded render compiles nothing and gives the same image as a compiled one.
+compiled here is never replaced). Anything else (another Numba, a machine without the
+CPU level, ``RAYTRACE_PREBUILT=0``; for the libraries an edited kernel) leaves the cache
+alone: kernels then compile on first use, as they would without this module. In
+``raytrace``'s bundle each entry is found by its kernel's dependency key, so after an
+edit the bundle still serves every kernel the edit did not touch, and never one it did.
+So shipped code is never stale or compiled for the wrong processor;
+``tests/test_prebuilt.py`` checks both, and that a seeded render compiles nothing and
+gives the same image as a compiled one.
 
 Fence. Numba keeps a kernel's cache files in a subfolder named after the absolute path of
 its source file's folder, and checks an index file against a stamp of that source file
@@ -63,11 +68,22 @@ def current_key(folder):
             "codegen": list(cpu_target.target_context.codegen().magic_tuple())}
 
 
-def cache_subfolder(source_file):
-    """Where Numba keeps the cache files of kernels defined in ``source_file``, relative to
-    the cache folder (a name made from the absolute path of the file's folder)."""
+def cache_subfolder(source_file, package_dir=None):
+    """Where the cache files of kernels defined in ``source_file`` are kept, relative to
+    the cache folder: with ``package_dir`` (a content-keyed cache, see
+    ``userio.numba_cache.package_subfolder``) the file's folder within the package, else
+    Numba's own name, made from the absolute path of the file's folder."""
+    if package_dir is not None:
+        from .numba_cache import package_subfolder
+        return package_subfolder(package_dir, source_file)
     from numba.core.caching import UserProvidedCacheLocator
     return UserProvidedCacheLocator.get_suitable_cache_subpath(str(source_file))
+
+
+def _keyed(manifest):
+    """Whether the bundle holds a content-keyed cache (``raytrace``'s: each entry found by
+    its dependency key, every index stamped with the manifest's ``stamp``)."""
+    return "stamp" in manifest
 
 
 def _read_index(index_bytes):
@@ -94,11 +110,13 @@ def _read_stamp(index_bytes):
     raise ValueError("the index file does not start with a source stamp")
 
 
-def _check_stamp(index_bytes, source_file):
+def _check_stamp(index_bytes, source_file, expected=None):
     """Raise ValueError unless the index's source stamp is what Numba computes for
-    ``source_file`` here (Numba 0.68: the SHA-256 of the file's bytes)."""
+    ``source_file`` here (Numba 0.68: the SHA-256 of the file's bytes), or, for a
+    content-keyed cache, the ``expected`` stamp (bytes) that all its indexes carry."""
     stamp = _read_stamp(index_bytes)
-    if stamp != hashlib.sha256(pathlib.Path(source_file).read_bytes()).digest():
+    want = expected if expected is not None else hashlib.sha256(pathlib.Path(source_file).read_bytes()).digest()
+    if stamp != want:
         raise ValueError(f"the bundle's index for {source_file} does not match the file")
 
 
@@ -141,9 +159,12 @@ def seed(folder, package_dir, bundle_dir=None):
         if reason:
             return reason
         package_dir = pathlib.Path(package_dir)
+        keyed = _keyed(manifest)
+        expected = bytes.fromhex(manifest["stamp"]) if keyed else None
 
         def target(entry, name):   # where this checkout's Numba looks for a kernel's file
-            return pathlib.Path(folder) / cache_subfolder(package_dir / entry["source"]) / name
+            sub = cache_subfolder(package_dir / entry["source"], package_dir if keyed else None)
+            return pathlib.Path(folder) / sub / name
 
         missing = [e for e in manifest["indexes"] if not target(e, e["file"]).exists()]
         if not missing:
@@ -153,7 +174,7 @@ def seed(folder, package_dir, bundle_dir=None):
         with tarfile.open(bundle_dir / ARCHIVE, "r:xz") as archive:
             members = {m.name: archive.extractfile(m).read() for m in archive.getmembers() if m.name in wanted}
         for entry in missing:
-            _check_stamp(members[entry["member"]], package_dir / entry["source"])
+            _check_stamp(members[entry["member"]], package_dir / entry["source"], expected)
         for name, entry in wanted.items():   # the data files first, then the indexes
             if name != entry["member"]:
                 _write_atomically(target(entry, pathlib.PurePosixPath(name).name), members[name])
@@ -166,21 +187,45 @@ def seed(folder, package_dir, bundle_dir=None):
         return f"failed: {exc}"
 
 
+def folder_keys(cache_folder, package_dir):
+    """{package-relative index file: sorted index keys (as text)} of a content-keyed cache
+    folder (unpickles the indexes: the package's kernel modules get imported)."""
+    package_dir, out = pathlib.Path(package_dir), {}
+    for index in sorted(pathlib.Path(cache_folder).glob("*/*.nbi")):
+        _, overloads = _read_index(index.read_bytes())
+        out[f"{index.parent.name}/{index.name}"] = sorted(map(str, overloads))
+    return out
+
+
+def bundle_keys(bundle_dir):
+    """:func:`folder_keys` of a bundle (its archive's indexes)."""
+    out = {}
+    with tarfile.open(pathlib.Path(bundle_dir) / ARCHIVE, "r:xz") as archive:
+        for member in archive.getmembers():
+            if member.name.endswith(".nbi"):
+                _, overloads = _read_index(archive.extractfile(member).read())
+                folder, name = (member.name.rsplit("/", 1) if "/" in member.name else (".", member.name))
+                out[f"{folder.replace('/', '_') if folder != '.' else '_'}/{name}"] = sorted(map(str, overloads))
+    return out
+
+
 def _member(folder, name):
     """The archive name of ``name`` in the package-relative ``folder`` ("." is the top)."""
     return name if folder == "." else f"{folder}/{name}"
 
 
-def make_bundle(cache_folder, package_dir, out_dir=None):
+def make_bundle(cache_folder, package_dir, out_dir=None, stamp=None):
     """Write ``kernels.tar.xz`` and ``manifest.json`` into ``out_dir`` (``<package_dir>/prebuilt``)
     from the cache files in ``cache_folder`` that belong to kernels of ``package_dir``
     (compiled by this process's configuration: call in a process whose key is the one to
-    ship). Returns the manifest."""
+    ship). ``stamp`` (bytes): the cache is content-keyed (``raytrace``'s), every index
+    carries this stamp and lies in a package-relative subfolder. Returns the manifest."""
     package_dir = pathlib.Path(package_dir)
     cache_folder = pathlib.Path(cache_folder)
     sources = {}   # cache subfolder -> package-relative folder
     for folder in sorted({p.parent for p in package_dir.rglob("*.py")}):
-        sources[cache_subfolder(folder / "x.py")] = folder.relative_to(package_dir).as_posix()
+        sub = cache_subfolder(folder / "x.py", package_dir if stamp is not None else None)
+        sources[sub] = folder.relative_to(package_dir).as_posix()
     indexes, blobs = [], {}
     for index in sorted(cache_folder.glob("*/*.nbi")):
         rel = sources.get(index.parent.name)
@@ -188,6 +233,8 @@ def make_bundle(cache_folder, package_dir, out_dir=None):
             continue
         source = _member(rel, index.name.split(".", 1)[0] + ".py")
         member = _member(rel, index.name)
+        if stamp is not None and _read_stamp(index.read_bytes()) != stamp:
+            continue        # another cache's index in the folder: not this one's
         blobs[member] = index.read_bytes()
         _, overloads = _read_index(blobs[member])
         data = sorted({_member(rel, name) for name in overloads.values()})
@@ -205,5 +252,7 @@ def make_bundle(cache_folder, package_dir, out_dir=None):
     os.replace(tmp, out_dir / ARCHIVE)
     manifest = {"key": current_key(cache_folder), "indexes": indexes,
                 "made_by": "python scripts/prebuild_kernels.py"}
+    if stamp is not None:
+        manifest["stamp"] = stamp.hex()
     (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest

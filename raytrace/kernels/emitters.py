@@ -20,6 +20,7 @@ rejected (ok = False), which matches the zero radiance a BSDF ray would find the
 """
 import math
 
+import numpy as np
 import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
@@ -33,6 +34,7 @@ from .trig import cos_sin_2pi
 INF = math.inf
 INV_4PI = 1.0 / (4.0 * math.pi)
 ONE_BELOW = 1.0 - 2.0 ** -53     # the largest double below 1
+KIND_TRIANGLE = np.int64(TRIANGLE)   # an int64, as hit.kind is: one compile of light_pdf_at_hit, not two
 _FAIL = (False, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
 
 
@@ -156,7 +158,7 @@ def sphere_light_pdf(geo, s, px, py, pz, qx, qy, qz, cos_l):
     return (dx * dx + dy * dy + dz * dz) * INV_4PI / (factor * cos_l)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def light_pdf_at_hit(lights, geo, kind, idx, px, py, pz, qx, qy, qz, cos_l):
     """Density (solid angle at p, including the entry probability) with which next-event
     estimation would have picked the point q that a BSDF ray from p hit on an emitter
@@ -190,7 +192,7 @@ def rescaled(u, start, width):
     return min(max((u - start) / width, 0.0), ONE_BELOW)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def sample_light(lights, geo, cube, px, py, pz, u1, u2):
     """Pick a light and a direction from p.
 
@@ -244,7 +246,7 @@ def sample_triangle_light(lights, geo, idx, px, py, pz, u1, u2):
     cos_l = -(geo.tri_ng[idx, 0] * wx + geo.tri_ng[idx, 1] * wy + geo.tri_ng[idx, 2] * wz)
     if cos_l <= 0.0:
         return _FAIL
-    pdf = light_pdf_at_hit(lights, geo, TRIANGLE, idx, px, py, pz, qx, qy, qz, cos_l)
+    pdf = light_pdf_at_hit(lights, geo, KIND_TRIANGLE, idx, px, py, pz, qx, qy, qz, cos_l)
     if not (pdf > 0.0 and pdf < INF):
         return _FAIL
     e = geo.tri_emit[idx]

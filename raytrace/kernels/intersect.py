@@ -22,7 +22,7 @@ INF = math.inf
 MAX_LAYERS = 64
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """Closest hit over the BVH, the instances and the infinite planes whose surface is
     there for this ray -> :class:`~raytrace.layout.SceneHit`."""
@@ -55,7 +55,7 @@ def _closest(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
     return hit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def scene_occluded(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """True when a surface that is there lies on the ray with tmin < t < tmax."""
     if geo.cutouts > 0:

@@ -110,7 +110,7 @@ def mis_weight(a, b):
     return r2 / (1.0 + r2)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def camera_sample(cam, settings, filter_table, i, j, sample):
     """The camera ray of sample ``sample`` of pixel (row i, column j), unit direction.
 
@@ -164,7 +164,7 @@ def emitted_at_hit(lights, geo, hit, emit, ppx, ppy, ppz, px, py, pz, cos_g, pre
     return beta_r * w * em[emit, 0], beta_g * w * em[emit, 1], beta_b * w * em[emit, 2]
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")     # LLVM inlines it; one Numba compile (see rand2)
+@njit(cache=True, inline="always")
 def direct_light(bvh, geo, lights, cube, mat, color, eta, p, g, t1, b1, s, wi, eps, u1, u2,
                  beta):
     """Next-event estimation at p: one light sample, its BSDF value and a shadow ray.

@@ -137,7 +137,7 @@ def local_uv(geo, kind, idx, u, v, px, py, pz):
             m[idx, 1, 0] * px + m[idx, 1, 1] * py + m[idx, 1, 2] * pz + m[idx, 1, 3])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def base_color(geo, mat, col, hit, px, py, pz):
     """The material's colour slot ``col`` (a column of the material table), replaced by its
     texture's value at ``hit`` (world point p) when the material has one, times the

@@ -88,7 +88,7 @@ def light_direction(lights, li, px, py, pz):
     return True, -lights.pos_dir[li, 0], -lights.pos_dir[li, 1], -lights.pos_dir[li, 2], INF, 1.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def direct_phong(bvh, geo, lights, env, m, kd0, kd1, kd2, px, py, pz, nx, ny, nz, rx, ry, rz,
                  shadows, eps):
     """Ambient plus every light's Phong term at p (normal n on the viewer's side, r the
@@ -154,7 +154,7 @@ def push_secondary(stack, sp, mats, m, entering, cos_i, px, py, pz, nx, ny, nz, 
     return sp
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always")
 def trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, bounces, shadows, eps, stack):
     """Radiance (r, g, b) along one camera ray. ``stack``: scratch (stack_rows(bounces),
     STACK_WIDTH)."""
@@ -203,7 +203,7 @@ def trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, bounces, shadows, e
     return out_r, out_g, out_b
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def camera_sample(cam, settings, filter_table, i, j, s):
     """The camera ray (direction not normalised) of sample ``s`` of pixel (row i, column
     j): the pixel centre for one sample per pixel, else jittered (on an n x n grid when

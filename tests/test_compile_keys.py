@@ -1,0 +1,163 @@
+"""Dependency keys (raytrace/compile/keys.py) and the cache that uses them
+(raytrace/compile/cache.py), in process: what changes a kernel's key and what does not."""
+import importlib
+import os
+import sys
+import textwrap
+
+import pytest
+
+import raytrace._numba_setup  # noqa: F401  (the dependency-keyed cache, before any kernel)
+from raytrace.compile import cache, keys, plan
+
+CONSTANTS = """
+SCALE = 2.0
+UNUSED = 1
+"""
+LEAF = '''
+from numba import njit
+from .constants import SCALE
+
+
+@njit(cache=True)
+def leaf(x):
+    """Twice x."""
+    return x * SCALE
+
+
+@njit(cache=True)
+def other(x):
+    return x - 1.0
+'''
+KERNEL = '''
+from numba import njit
+from .leaf import leaf
+
+
+@njit(cache=True)
+def kernel(x):
+    return leaf(x) + 1.0
+'''
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """A package ``kt`` (counted as this project's, like ``raytrace``) with a kernel that
+    calls a leaf in another module that reads a constant from a third; ``load(**files)``
+    writes the files given, imports the package afresh and returns the kernel's and the
+    leaf's keys."""
+    root = tmp_path / "kt"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    monkeypatch.setattr(keys, "PACKAGES", keys.PACKAGES + ("kt",))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    files = {"constants": CONSTANTS, "leaf": LEAF, "kernel": KERNEL}
+
+    def load(**changes):
+        files.update(changes)
+        for name, text in files.items():
+            (root / f"{name}.py").write_text(textwrap.dedent(text))
+        for name in [m for m in sys.modules if m == "kt" or m.startswith("kt.")]:
+            del sys.modules[name]
+        keys._modules.clear()
+        kernel = importlib.import_module("kt.kernel")
+        leaf = importlib.import_module("kt.leaf")
+        return {"kernel": keys.function_key(kernel.kernel.py_func), "leaf": keys.function_key(leaf.leaf.py_func),
+                "other": keys.function_key(leaf.other.py_func)}
+    yield load
+    for name in [m for m in sys.modules if m == "kt" or m.startswith("kt.")]:
+        del sys.modules[name]
+
+
+def test_the_same_code_gives_the_same_key(package):
+    assert package() == package()
+
+
+def test_comments_docstrings_and_blank_lines_change_no_key(package):
+    before = package()
+    after = package(leaf=LEAF.replace('"""Twice x."""', '"""Two times x (a new docstring)."""')
+                    .replace("@njit(cache=True)\ndef leaf", "# a comment\n\n\n@njit(cache=True)\ndef leaf")
+                    .replace("    return x * SCALE", "    # scaled\n    return x * SCALE  # here"))
+    assert after == before
+
+
+def test_a_callee_edited_in_another_file_changes_its_callers_key(package):
+    before = package()
+    after = package(leaf=LEAF.replace("return x * SCALE", "return x * SCALE + 0.0"))
+    assert after["leaf"] != before["leaf"] and after["kernel"] != before["kernel"]
+    assert after["other"] == before["other"]            # a function the edit did not touch
+
+
+def test_a_constant_changes_the_keys_of_what_reads_it_only(package):
+    before = package()
+    unused = package(constants=CONSTANTS.replace("UNUSED = 1", "UNUSED = 2"))
+    assert unused == before
+    scaled = package(constants=CONSTANTS.replace("SCALE = 2.0", "SCALE = 3.0"))
+    assert scaled["leaf"] != before["leaf"] and scaled["kernel"] != before["kernel"]
+    assert scaled["other"] == before["other"]
+
+
+def test_decorator_options_are_part_of_the_key(package):
+    before = package()
+    after = package(leaf=LEAF.replace("@njit(cache=True)\ndef leaf", "@njit(cache=True, fastmath=True)\ndef leaf"))
+    assert after["leaf"] != before["leaf"] and after["kernel"] != before["kernel"]
+
+
+def test_a_constant_in_the_body_is_part_of_the_key(package):
+    """Python keeps a literal in the code's constants, not its bytecode (which Numba's
+    own index key hashes): 0.5 -> 0.25 must still change the key."""
+    before = package(leaf=LEAF.replace("return x * SCALE", "return x * 0.5"))
+    after = package(leaf=LEAF.replace("return x * SCALE", "return x * 0.25"))
+    assert after["leaf"] != before["leaf"] and after["kernel"] != before["kernel"]
+
+
+def test_the_dependency_cache_is_installed():
+    """The fence: the cache is in use with this Numba (else every edit would recompile
+    everything, and a test below would see Numba's own cache)."""
+    installed, reason = cache.status()
+    assert installed, reason
+    from raytrace.kernels.path import path_rows
+    assert cache.dispatcher_cache(path_rows) is not None
+
+
+def test_signatures_whose_repr_is_equal_get_their_own_data_files():
+    """A borrowed array's repr is a plain array's (kernels/borrow.py): naming data files
+    after repr(key) once made a kernel compiled for one load the other's code."""
+    import numpy as np
+    from numba import typeof
+
+    from raytrace.kernels.borrow import BorrowedArray
+    plain = typeof(np.zeros((2, 2)))
+    borrowed = BorrowedArray(plain.dtype, plain.ndim, plain.layout)
+    assert repr(plain) == repr(borrowed)
+    magic = ("triple", "cpu", "")
+    dep = ("dependency key", "0" * 64)
+    assert cache._key_digest(((plain,), magic, dep)) != cache._key_digest(((borrowed,), magic, dep))
+
+
+def test_an_index_keeps_the_most_recently_used_entries(tmp_path):
+    paths = {}
+    for k in range(cache.MAX_ENTRIES + 3):
+        path = tmp_path / f"{k}.nbc"
+        path.write_bytes(b"x")
+        os.utime(path, ns=(k * 10**9, k * 10**9))
+        paths[("key", k)] = path.name
+    old = cache._oldest(paths, lambda name: str(tmp_path / name), cache.MAX_ENTRIES)
+    assert sorted(k for _, k in old) == [0, 1, 2]
+
+
+def test_the_plan_names_what_an_edit_made_stale():
+    """Nothing is stale once a render compiled (or loaded) the path tracer; a plan's
+    wording names edits, first runs and what merely is not cached."""
+    import raytrace
+    from raytrace.kernels.path import path_rows
+    scene = raytrace.load_scene({"camera": {"center": [0, 1, 0], "direction": [0, -1, 0], "up": [0, 0, -1]},
+                                 "integrator": {"type": "path"},
+                                 "lights": [{"type": "directional", "direction": [0, -1, 0]}],
+                                 "objects": [{"type": "plane", "normal": [0, 1, 0]}]})
+    raytrace.render(scene, width=2, height=2, spp=1)
+    assert plan.explain([path_rows]).stale == []
+    assert plan.Plan([path_rows], ["kernels/bsdf.py: ggx_d"], False).describe() == \
+        "compiling 1 kernel after edits to kernels/bsdf.py: ggx_d"
+    assert "first run here" in plan.Plan([path_rows, path_rows], [], True).describe()
+    assert plan.Plan([], [], False).describe() == ""
