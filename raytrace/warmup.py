@@ -360,28 +360,39 @@ def uses_instances(scene_path):
 
 
 def start(integrator, instanced=False):
-    """Start the child compile when it would help; returns the process or None.
-    ``instanced``: compile for a scene with instances (see :func:`compile_here`)."""
+    """Start compiling in other processes when it would help; returns the processes (a
+    list, possibly empty). With a recorded plan (``raytrace.compile.parallel``) the
+    integrator's stale units compile in parallel workers and the row kernel is left to
+    :func:`compile_here`; without one, one child compiles the whole integrator.
+    ``instanced``: for a scene with instances (see :func:`compile_here`)."""
     if os.environ.get("RAYTRACE_NO_WARMUP") or (os.cpu_count() or 1) < 2 or is_cached(integrator):
-        return None
+        return []
+    from .compile import parallel
+    root = _kernel(integrator)
+    workers = parallel.start([(root, parallel.variant_name(root, instanced))])
+    if workers:
+        return workers
     try:
-        return subprocess.Popen([sys.executable, "-c", _CHILD, integrator, "1" if instanced else "0"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        return [subprocess.Popen([sys.executable, "-c", _CHILD, integrator, "1" if instanced else "0"],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)]
     except OSError:
-        return None
+        return []
 
 
-def wait(proc, timeout=300, timer=None):
-    """Wait for the child (if any); a failed or slow child only costs the parent a compile.
-    The wait counts as compiling in ``timer`` (a :class:`CompileTimer`)."""
-    if proc is None:
+def wait(procs, timeout=300, timer=None):
+    """Wait for the processes of :func:`start`; a failed or slow one only costs the parent
+    a compile. The wait counts as compiling in ``timer`` (a :class:`CompileTimer`)."""
+    procs = [p for p in (procs if isinstance(procs, (list, tuple)) else [procs]) if p is not None]
+    if not procs:
         return
+    deadline = time.perf_counter() + timeout
     with timer.counting() if timer is not None else contextlib.nullcontext():
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.perf_counter()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 def compile_here(integrator, instanced=False):
@@ -399,3 +410,5 @@ def compile_here(integrator, instanced=False):
     if instanced:
         scene.accel = with_empty_instance_levels(scene.accel)
     raytrace.render(scene, width=1, height=1, spp=1)
+    from .compile import parallel
+    parallel.record(_kernel(integrator))        # the plan that lets the next cold start go parallel

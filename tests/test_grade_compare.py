@@ -57,7 +57,7 @@ def test_identical_images_have_zero_error_and_exit_0(capsys, square):
     r = json.loads(out)
     assert r["passed"] and r["domain"] == "ldr"
     m = r["metrics"]
-    assert m["rmse"] == m["relmse"] == m["max"] == m["mae"] == m["over"] == m["flip"] == 0.0
+    assert m["rmse"] == m["relmse"] == m["max"] == m["mae"] == m["over"] == m["block"] == m["flip"] == 0.0
     assert m["ssim"] == pytest.approx(1.0, abs=1e-12) and m["psnr"] is None    # inf: identical
 
 
@@ -70,9 +70,12 @@ def test_injected_square_gives_the_expected_numbers_exactly(capsys, square):
     assert m["max"] == pytest.approx(40 / 255, rel=1e-12)
     assert m["mae"] == pytest.approx(frac * 40 / 255, rel=1e-12)
     assert m["over"] == frac                               # 40 codes > 8
+    # the square (rows 10-17, columns 20-27) covers 6 x 4 pixels of the 8 x 8 blocks at
+    # rows 8-15, columns 16-23 and 24-31: 24 of 64 pixels 40 codes up
+    assert m["block"] == pytest.approx(24 / 64 * 40 / 255, rel=1e-12)
     assert m["psnr"] == pytest.approx(-10 * math.log10(frac * (40 / 255) ** 2), rel=1e-12)
     assert m["relmse"] == pytest.approx(frac * (40 / 255) ** 2 / (100 / 255 + 0.01) ** 2, rel=1e-12)
-    assert status == 1                                     # default tolerance: over 1.6 % > 0.5 %
+    assert status == 1                                     # default tolerance: block 15 codes > 4
     # the threshold is strict: a square exactly 8 codes off is not 'over'
     status, out, _ = run(capsys, a, e, "--json", "--threshold", "40/255")
     assert json.loads(out)["metrics"]["over"] == 0.0
@@ -93,6 +96,20 @@ def test_hdr_square_is_exact_in_linear_values(tmp_path):
     assert r.metrics["max"] == pytest.approx(3.0, rel=1e-9)
     assert r.metrics["over"] == pytest.approx(frac)
     assert r.metrics["psnr"] == pytest.approx(10 * math.log10(0.25 ** 2 / (9 * frac)), rel=1e-9)
+
+
+def test_block_means_cover_the_edges_and_ignore_zero_mean_noise():
+    """A block cut by the image's edge is averaged over the pixels it has; a +/- pattern
+    whose blocks sum to zero has no block difference although every pixel differs."""
+    from raytrace.grade.metrics import block_difference
+    d = np.zeros((10, 10, 3))
+    d[9, 9, 1] = 1.0                                       # in the 2 x 2 corner block
+    assert block_difference(d) == pytest.approx(0.25)
+    d[0, 0, 0] = -1.0                                      # a full block: 1 / 64
+    assert block_difference(d) == pytest.approx(0.25)
+    noise = np.ones((16, 16, 3))
+    noise[::2] *= -1                                       # rows alternate +1 / -1
+    assert block_difference(noise) == 0.0
 
 
 def test_tolerance_decides_the_exit_status(capsys, square):
@@ -305,7 +322,7 @@ def test_json_output_is_machine_readable(capsys, square):
     assert status == 0 and r["passed"] is True
     assert r["criteria"] == [{"metric": "mae", "op": "<=", "limit": 1 / 255, "value": r["metrics"]["mae"],
                               "passed": True}]
-    assert set(r["metrics"]) == {"rmse", "relmse", "psnr", "max", "mae", "over", "ssim", "flip"}
+    assert set(r["metrics"]) == {"rmse", "relmse", "psnr", "max", "mae", "over", "block", "ssim", "flip"}
     assert r["width"] == 64 and r["height"] == 64 and r["ztest"] is None
 
 

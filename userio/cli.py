@@ -5,7 +5,8 @@
     sys.exit(userio.cli.run("raytrace", main_body, args))
 
 ``run`` turns a :class:`~userio.errors.UserError` into ``prog: error: message`` and exit
-status 2, an ``OSError`` into ``prog: error: FILE: reason`` and status 1, Ctrl-C into
+status 2 (one line; an error whose ``multiline`` attribute is true, a kernel's compile
+error, keeps its short block), an ``OSError`` into ``prog: error: FILE: reason`` and status 1, Ctrl-C into
 status 130, always on one line and without a traceback. Argument errors from argparse
 also exit with 2 (argparse's own convention). Any other exception is a bug: one line
 ``prog: internal error: ...`` and status 3 (``USERIO_TRACEBACK=1`` re-raises it).
@@ -73,7 +74,8 @@ def error_text(exc):
     """The one line :func:`run` prints after ``prog: error:`` for bad input, a memory or an
     I/O failure; None for any other exception (a bug: :func:`bug_text`)."""
     if isinstance(exc, UserError):
-        return one_line(exc)
+        # a few lines by design (a kernel's compile error: the line, the code, what is wrong)
+        return str(exc) if getattr(exc, "multiline", False) else one_line(exc)
     if isinstance(exc, MemoryError):
         return "out of memory (try a smaller size or count)"
     if isinstance(exc, OSError):

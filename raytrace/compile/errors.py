@@ -40,6 +40,7 @@ _OPERATORS = {"add": "add", "iadd": "add", "sub": "subtract", "isub": "subtract"
 
 class KernelError(UserError):
     """A kernel that does not compile; ``str()`` is the short block (several lines)."""
+    multiline = True          # userio.cli prints it as it is, not folded onto one line
 
     def __init__(self, text, full=None):
         self.full = full            # Numba's own message

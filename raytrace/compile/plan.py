@@ -4,9 +4,10 @@ A kernel is *stale* when no compiled version of it is cached under its current
 dependency key (:mod:`.keys`). Functions that Numba inlines into their callers
 (``inline="always"``) are never compiled on their own: an edit of one makes its callers
 stale. After every compile, :func:`record` keeps, beside the kernel's cache index, the
-code digest of every function the kernel is made of; :func:`explain` compares those with
-the code as it is now, and names what was edited (``kernels/bsdf.py: ggx_d``) apart from
-what merely uses it. A kernel with no record was never compiled here (first run).
+code digest of every function the kernel is made of (one record per cached version);
+:func:`explain` compares the code as it is now with the closest recorded version, and
+names what was edited (``kernels/bsdf.py: ggx_d``) apart from what merely uses it. A
+kernel with no record was never compiled here (first run).
 """
 import contextlib
 import json
@@ -94,19 +95,36 @@ def _digests(py_func):
 
 def record(py_func, the_cache):
     """After ``py_func`` was compiled into ``the_cache`` (a ``DependencyCache``): keep the
-    code digests of what it is made of, beside its index."""
+    code digests of what it is made of, beside its index, for its current key (the
+    records of the last :data:`~raytrace.compile.cache.MAX_ENTRIES` keys are kept)."""
     path = _record_path(the_cache)
+    data = _read_records(path)
+    data.pop(the_cache.dependency_key(), None)
+    data[the_cache.dependency_key()] = _digests(py_func)
+    while len(data) > cache.MAX_ENTRIES:
+        data.pop(next(iter(data)))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):
-        tmp.write_text(json.dumps(_digests(py_func), sort_keys=True))
+        tmp.write_text(json.dumps(data))
         os.replace(tmp, path)
 
 
-def _recorded(dispatcher):
+def _read_records(path):
     try:
-        return json.loads(_record_path(cache.dispatcher_cache(dispatcher)).read_text())
+        data = json.loads(path.read_text())
+        return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
-        return None
+        return {}
+
+
+def _recorded(dispatcher):
+    """The code digests of each recorded compiled version of ``dispatcher`` (a list)."""
+    return [v for v in _read_records(_record_path(cache.dispatcher_cache(dispatcher))).values()
+            if isinstance(v, dict)]
+
+
+def _changes(before, now):
+    return [name for name, digest in now.items() if before.get(name) not in (None, digest)]
 
 
 def explain(roots):
@@ -114,11 +132,15 @@ def explain(roots):
     todo = stale(roots)
     edited, first = [], False
     for d in todo:
-        before = _recorded(d)
-        if before is None:
+        versions = _recorded(d)
+        if not versions:
             first = True
             continue
-        for label, digest in _digests(d.py_func).items():
-            if before.get(label) not in (None, digest) and label not in edited:
+        now = _digests(d.py_func)
+        # the compiled version closest to the code now (the one before the edit, or an
+        # older one that an undo returns to): what differs from it was edited
+        closest = min(versions, key=lambda before: len(_changes(before, now)))
+        for label in _changes(closest, now):
+            if label not in edited:
                 edited.append(label)
     return Plan(todo, edited, first)

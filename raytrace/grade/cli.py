@@ -46,7 +46,7 @@ def _compare_parser(sub):
                     "PNGs (LDR) are compared as sRGB-encoded values in [0, 1], float images (.pfm, .exr, "
                     ".npy, .npz: HDR) as linear values; a float image compared with a PNG is first "
                     "rounded the way a PNG of it would be. See docs/grading.md.",
-        epilog="exit status 0: within tolerance; 1: over it (or an I/O failure). Default tolerance: mae<=1/255,over<=0.005 "
+        epilog="exit status 0: within tolerance; 1: over it (or an I/O failure). Default tolerance: mae<=1/255,over<=0.02,block<=4/255 "
                "(the project's regression rule), or only the z-test with --ztest.")
     c.add_argument("actual", help="the image to grade (.png, .pfm, .exr, .npy, .npz)")
     c.add_argument("expected", help="the reference image")

@@ -141,7 +141,7 @@ def _metric_text(name, value, code_scale, threshold):
         t = f"{threshold:.4g}" + (f" = {threshold * code_scale:.3g} / {code_scale:.0f}" if code_scale else "")
         return f"{100 * value:.4g} % of pixels (a channel off by more than {t})"
     text = f"{value:.6g}"
-    if code_scale and name in ("rmse", "max", "mae"):
+    if code_scale and name in ("rmse", "max", "mae", "block"):
         text += f"  ({value * code_scale:.4g} / {code_scale:.0f})"
     return text
 

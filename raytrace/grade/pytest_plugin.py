@@ -5,7 +5,7 @@ Installed with the package (entry point ``pytest11``), so any project that has
 
     def test_my_scene(render_regression):
         render_regression("scenes/my_scene.json", width=160, height=120, spp=16,
-                          tolerance="mae<=1/255,over<=0.005")
+                          tolerance="mae<=1/255,over<=0.02,block<=4/255")
 
 The fixture renders the scene (``raytrace.render`` keyword settings), compares it with
 the reference ``<reference dir>/<name>.png`` (or an existing ``.exr``/``.pfm``; ``name``

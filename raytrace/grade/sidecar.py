@@ -4,7 +4,7 @@ a render against it:
 
     {
       "spp": 4, "seed": 0,                        render settings (see RENDER_KEYS)
-      "tolerance": "mae<=1/255,over<=0.005",      or "metric": "rmse", "tolerance": 0.01
+      "tolerance": "mae<=1/255,over<=0.02,block<=4/255",      or "metric": "rmse", "tolerance": 0.01
       "threshold": 0.0314,                        the 'over' metric's per-pixel threshold
       "command": "raytrace regress scenes refs --update",
       "made_by": "raytrace 0.1.0"
