@@ -2,6 +2,7 @@
 (raytrace/compile/cache.py), in process: what changes a kernel's key and what does not."""
 import importlib
 import os
+import pathlib
 import sys
 import textwrap
 
@@ -135,15 +136,33 @@ def test_signatures_whose_repr_is_equal_get_their_own_data_files():
     assert cache._key_digest(((plain,), magic, dep)) != cache._key_digest(((borrowed,), magic, dep))
 
 
-def test_an_index_keeps_the_most_recently_used_entries(tmp_path):
-    paths = {}
+def test_a_function_keeps_its_most_recently_used_keys(tmp_path):
+    paths = []
     for k in range(cache.MAX_ENTRIES + 3):
-        path = tmp_path / f"{k}.nbc"
+        path = tmp_path / f"{k}.nbi"
         path.write_bytes(b"x")
         os.utime(path, ns=(k * 10**9, k * 10**9))
-        paths[("key", k)] = path.name
-    old = cache._oldest(paths, lambda name: str(tmp_path / name), cache.MAX_ENTRIES)
-    assert sorted(k for _, k in old) == [0, 1, 2]
+        paths.append(str(path))
+    old = cache._oldest_files(paths, cache.MAX_ENTRIES)
+    assert sorted(pathlib.Path(p).stem for p in old) == ["0", "1", "2"]
+
+
+def test_an_index_naming_a_type_this_code_lacks_counts_as_empty(tmp_path):
+    """Checkouts share the cache's subfolders: an index written by another version may
+    name a type this one does not have; it is skipped, not raised."""
+    import pickle
+
+    import numba
+    from raytrace.kernels.path import path_rows
+    index_file = cache.dispatcher_cache(path_rows)._cache_file
+    bad = tmp_path / "x.nbi"
+    with open(bad, "wb") as f:
+        pickle.dump(numba.__version__, f)
+        f.write(b"\x80\x05\x8c\x0fraytrace.layout\x94\x8c\x0cNoSuchRecord\x94\x93\x94.")
+    assert index_file._read(str(bad)) == {}
+    good = tmp_path / "y.nbi"
+    index_file._write(str(good), {("sig",): "y.nbc"})
+    assert index_file._read(str(good)) == {("sig",): "y.nbc"}
 
 
 def test_the_plan_names_what_an_edit_made_stale():

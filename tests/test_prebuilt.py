@@ -165,6 +165,8 @@ def test_check_stamp_rejects_another_file(package):
 
 
 def test_check_stamp_of_a_keyed_bundle_wants_the_manifest_stamp():
+    if stale("raytrace"):
+        pytest.skip(stale("raytrace"))
     m = manifest("raytrace")
     entry = m["indexes"][0]
     with tarfile.open(REPO / "raytrace" / "prebuilt" / prebuilt.ARCHIVE, "r:xz") as archive:

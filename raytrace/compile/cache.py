@@ -13,14 +13,16 @@ edit, a comment included, recompiled everything (45-50 s).
   key**): an edit recompiles exactly the kernels whose key it changed (the edited
   function and the kernels that call it, in any file); comments, docstrings and blank
   lines change no key, so they compile nothing;
-- an index holds several keys (the newest :data:`MAX_ENTRIES`): undoing an edit finds
-  the kernel compiled before it, bit for bit the same code, without compiling;
-- index files are named after the function alone (no line number) and kept in a
-  subfolder named after the source file's folder *within the package* (``kernels``,
-  ``accel``, ``.``): a copy of the package elsewhere (a student's edited checkout, the
-  tests' copies) shares the compiled kernels it has not changed;
-- a data file is named after its key, so two processes compiling different versions of
-  one kernel at once never write the same file.
+- each key has an index file of its own, named after the function and the key (no
+  line number), and the newest :data:`MAX_ENTRIES` keys of a function are kept: undoing
+  an edit finds the kernel compiled before it, bit for bit the same code, without
+  compiling;
+- the files are kept in a subfolder named after the source file's folder *within the
+  package* (``kernels``, ``accel``, ``_``): a copy of the package elsewhere (a student's
+  edited checkout, the tests' copies) shares the compiled kernels it has not changed;
+- a data file is named after its index key, so two processes compiling different
+  versions of one kernel at once never write the same file, and an index that names a
+  type this checkout does not have (another version's) is skipped, not an error.
 
 Functions outside the package (users' own ``@njit`` code, the libraries) keep Numba's
 cache unchanged.
@@ -38,10 +40,12 @@ a negative control: Numba's own cache does leave it stale), when a comment compi
 anything, and when an undo does not give the original image bit for bit.
 """
 import contextlib
+import glob
 import hashlib
 import inspect
 import os
 import pathlib
+import pickle
 import sys
 
 from userio.numba_cache import switch_on
@@ -146,25 +150,73 @@ def _classes():
             self._filename_base = self.get_filename_base(fullname, getattr(sys, "abiflags", ""))
 
     class IndexFile(caching.IndexDataCacheFile):
-        """An index of up to :data:`MAX_ENTRIES` keys, each with a data file named after it."""
+        """One index file per dependency key (``path.path_rows-k.py311.<key>.nbi``), each
+        data file named after its index key: versions of a kernel (an edit, its undo,
+        another checkout sharing the cache) never write each other's files. An index
+        that cannot be read (another Numba, a type this checkout does not have) counts as
+        empty. The :data:`MAX_ENTRIES` most recently used keys of a function are kept."""
 
-        def save(self, key, data):
-            overloads = self._load_index()
-            name = f"{self._index_name[:-4]}.{_key_digest(key)}.nbc"
-            overloads.pop(key, None)
-            overloads[key] = name
-            self._save_data(name, data)
-            for old_key in _oldest(overloads, self._data_path, MAX_ENTRIES):
-                with contextlib.suppress(OSError):
-                    os.unlink(self._data_path(overloads.pop(old_key)))
-            self._save_index(overloads)
+        def _base(self):
+            return self._index_name[:-4]
+
+        def _index_for(self, dep):
+            return os.path.join(self._cache_path, f"{self._base()}.{dep[:16]}.nbi")
+
+        def _read(self, path):
+            try:
+                with open(path, "rb") as f:
+                    version = pickle.load(f)
+                    if version != self._version:
+                        return {}
+                    stamp, overloads = pickle.loads(f.read())
+            except Exception:          # missing, torn, or naming types this code lacks
+                return {}
+            return overloads if stamp == self._source_stamp and isinstance(overloads, dict) else {}
+
+        def _write(self, path, overloads):
+            data = self._dump((self._source_stamp, overloads))
+            with self._open_for_write(path) as f:
+                pickle.dump(self._version, f, protocol=-1)
+                f.write(data)
+
+        def has(self, dep):
+            """Whether some signature is cached under dependency key ``dep``."""
+            return bool(self._read(self._index_for(dep)))
 
         def load(self, key):
-            data = super().load(key)
-            if data is not None:          # recently used: kept when the index is pruned
-                with contextlib.suppress(OSError):
-                    os.utime(self._data_path(self._load_index()[key]))
+            path = self._index_for(key[-1][1])
+            name = self._read(path).get(key)
+            if name is None:
+                return None
+            try:
+                data = self._load_data(name)
+            except Exception:          # removed meanwhile, or unreadable: compile again
+                return None
+            with contextlib.suppress(OSError):
+                os.utime(path)         # recently used: kept when the function's keys are pruned
             return data
+
+        def save(self, key, data):
+            path = self._index_for(key[-1][1])
+            overloads = self._read(path)
+            name = f"{self._base()}.{_key_digest(key)}.nbc"
+            self._save_data(name, data)
+            overloads[key] = name
+            self._write(path, overloads)
+            self._prune()
+
+        def flush(self):
+            pass
+
+        def _prune(self):
+            """Remove the index and data files of all but the most recently used keys."""
+            indexes = glob.glob(os.path.join(glob.escape(self._cache_path), glob.escape(self._base()) + ".*.nbi"))
+            for index in _oldest_files(indexes, MAX_ENTRIES):
+                for name in self._read(index).values():
+                    with contextlib.suppress(OSError):
+                        os.unlink(self._data_path(name))
+                with contextlib.suppress(OSError):
+                    os.unlink(index)
 
     class DependencyCache(caching.FunctionCache):
         """Numba's per-function cache, looked up by the function's dependency key."""
@@ -194,11 +246,7 @@ def _classes():
         def has_key(self, key=None):
             """Whether some signature of this function is cached under ``key`` (default:
             the current one), without loading it."""
-            key = key or self.dependency_key()
-            try:
-                return any(k[-1] == ("dependency key", key) for k in self._cache_file._load_index())
-            except Exception:       # an unreadable index counts as empty, as Numba's does
-                return False
+            return self._cache_file.has(key or self.dependency_key())
 
     _ORIGINAL["classes"] = (Locator, Impl, IndexFile, DependencyCache)
     return _ORIGINAL["classes"]
@@ -214,17 +262,17 @@ def _key_digest(key):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _oldest(overloads, data_path, keep):
-    """The keys beyond the ``keep`` most recently used (by their data files' times)."""
-    if len(overloads) <= keep:
+def _oldest_files(paths, keep):
+    """The paths beyond the ``keep`` most recently used (modification times)."""
+    if len(paths) <= keep:
         return []
 
-    def used(key):
+    def used(path):
         try:
-            return os.stat(data_path(overloads[key])).st_mtime_ns
+            return os.stat(path).st_mtime_ns
         except OSError:
             return -1
-    return sorted(overloads, key=used)[:len(overloads) - keep]
+    return sorted(paths, key=used)[:len(paths) - keep]
 
 
 def make_cache(py_func):
