@@ -1,8 +1,11 @@
-"""Cube maps: six sRGB PNG faces in one folder, looked up by direction.
+"""Cube maps: six face images in one folder, looked up by direction.
 
 Faces follow the course's layout and names (``left right up down front back``); ``+z``
-is ``front``, ``+y`` is ``up``, ``+x`` is ``right``. Texels are decoded from sRGB to
-linear radiance on load; lookups are bilinear, clamped at face edges.
+is ``front``, ``+y`` is ``up``, ``+x`` is ``right``. Each face is a PNG (8 or 16 bit,
+decoded from sRGB to linear radiance: the course's LDR maps) or a float image, ``.exr``
+or Radiance ``.hdr`` (linear radiance, read by ``raytrace.envmap``: finite, >= 0); a
+folder may mix them, but a face may have only one file. Lookups are bilinear, clamped
+at face edges.
 
 The face orientations are the ones under which neighbouring faces meet without a seam
 (checked on the course's church map by ``tests/test_cubemap.py``). The course's own
@@ -22,25 +25,38 @@ FACES = ("left", "right", "up", "down", "front", "back")
 LEFT, RIGHT, UP, DOWN, FRONT, BACK = range(6)
 
 
+FACE_FORMATS = (".png", ".exr", ".hdr")
+
+
 def load_cube_map(folder, where="background.cube_map"):
     """-> (6, S, S, 3) float32 linear, face order as in FACES. Faces must be square and
-    of one size; any grey or colour PNG (8 or 16 bit, alpha ignored) is accepted."""
+    of one size; a face is ``NAME.png`` (any grey or colour PNG, 8 or 16 bit, alpha
+    ignored), ``NAME.exr`` or ``NAME.hdr`` (float, linear)."""
+    from .envmap import read_environment_image
+
     folder = pathlib.Path(folder)
     if not folder.is_dir():
         raise SceneError(where, f"cube map folder not found: {folder}")
     faces = []
     for name in FACES:
-        p = folder / f"{name}.png"
-        if not p.is_file():
-            raise SceneError(where, f"cube map face missing: {p}")
-        img = read_rgb_image(p, where, "cube map face")
+        found = [folder / f"{name}{ext}" for ext in FACE_FORMATS if (folder / f"{name}{ext}").is_file()]
+        if not found:
+            raise SceneError(where, f"cube map face missing: {folder / name}.png (or .exr, .hdr)")
+        if len(found) > 1:
+            raise SceneError(where, f"cube map face {name} is ambiguous: {found[0].name} and {found[1].name} "
+                                    f"in {folder}")
+        p = found[0]
+        if p.suffix == ".png":
+            img = read_rgb_image(p, where, "cube map face")
+        else:
+            img = read_environment_image(p, where, "cube map face")
         if img.shape[0] != img.shape[1]:
             raise SceneError(where, f"cube map face {p} is not square ({img.shape[1]} x {img.shape[0]})")
-        if faces and img.shape != faces[0].shape:
+        if faces and img.shape != faces[0][1].shape:
             raise SceneError(where, f"cube map faces differ in size: {p} is {img.shape[1]} x {img.shape[0]}, "
-                                    f"{folder / FACES[0]}.png {faces[0].shape[1]} x {faces[0].shape[0]}")
-        faces.append(img)
-    return np.ascontiguousarray(np.stack(faces), np.float32)
+                                    f"{faces[0][0]} {faces[0][1].shape[1]} x {faces[0][1].shape[0]}")
+        faces.append((p, img))
+    return np.ascontiguousarray(np.stack([img for _, img in faces]), np.float32)
 
 
 @njit(cache=True, forceinline=True)     # LLVM inlines it: as a call it took 8 % of the glass knot render

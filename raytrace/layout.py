@@ -15,7 +15,8 @@ Records and what fills them:
 - :class:`Lights`: the path tracer's emitters as one discrete distribution
   (``raytrace.scene.emitters``); :class:`PunctualLights` the Whitted integrator's
   point and directional lights (``raytrace.scene.lights``);
-- :class:`Environment`: background colour, ambient light and cube map (Whitted);
+- :class:`Environment`: background colour or environment map (cube or lat-long) with
+  its sampling tables (both integrators), ambient light (Whitted);
 - :class:`Hit`: what a BVH's closest-hit query returns; :class:`SceneHit` the same for
   the whole scene (BVH, instances and planes).
 
@@ -188,11 +189,22 @@ class Geometry(NamedTuple):
 
 # ------------------------------------------------------------------------------ lights
 LIGHT_TRIANGLE, LIGHT_SPHERE, LIGHT_POINT, LIGHT_DIRECTIONAL, LIGHT_ENV = 0, 1, 2, 3, 4
-ENV_NONE, ENV_CONSTANT, ENV_CUBE = 0, 1, 2
+ENV_NONE, ENV_CONSTANT, ENV_CUBE, ENV_LATLONG = 0, 1, 2, 3
+
+# Spot lights are point lights with a cone: one row of CONE_WIDTH float64 per point light,
+# [mode, cos_outer, cos_inner, p, q]. CONE_NONE: no cone (a point light); CONE_LINEAR:
+# Mitsuba's ``spot`` (outer = cutoff_angle, inner = beam_width), falloff linear in the
+# angle, ``(p - theta) q`` with p = cutoff (radians), q = 1 / (cutoff - beam_width);
+# CONE_SMOOTH: glTF's KHR_lights_punctual spot (outer/inner cone angles), falloff
+# ``clamp(cos(theta) p + q, 0, 1)^2`` with p = 1 / max(0.001, cos_inner - cos_outer),
+# q = -cos_outer p. Zero where cos(theta) <= cos_outer, one where >= cos_inner.
+CONE_NONE, CONE_LINEAR, CONE_SMOOTH = 0, 1, 2
+CONE_WIDTH = 5
 
 
 class Lights(NamedTuple):
-    """The path tracer's emitters: entries of one discrete distribution (by power)."""
+    """The path tracer's emitters: entries of one discrete distribution (by power). The
+    environment's own radiance and sampling tables are in :class:`Environment`."""
     kind: np.ndarray        # (L,) int64 LIGHT_*
     index: np.ndarray       # (L,) int64 triangle, sphere or delta-light row
     pmf: np.ndarray         # (L,) selection probability
@@ -200,19 +212,15 @@ class Lights(NamedTuple):
     tri_entry: np.ndarray   # (T,) int64 entry of each triangle, -1 when it does not emit
     sph_entry: np.ndarray   # (S,) int64
     delta_pos: np.ndarray   # (D,3) point light position / directional unit travel direction
-    delta_val: np.ndarray   # (D,3) intensity W/sr (point) / irradiance W/m^2 (directional)
-    env_const: np.ndarray   # (3,) constant environment radiance
-    env_pmf: np.ndarray     # (6 S S,) texel probabilities of the cube map (or (1,))
-    env_cdf: np.ndarray     # (6 S S + 1,)
-    env_guide: np.ndarray   # (6 S S,) int64 guide table of env_cdf (scene.emitters.guide_table)
-    env_kind: int           # ENV_*
+    delta_val: np.ndarray   # (D,3) intensity W/sr (point; a spot's on its axis) / irradiance W/m^2 (directional)
+    delta_axis: np.ndarray  # (D,3) a spot's unit axis (the direction it shines), 0 otherwise
+    delta_cone: np.ndarray  # (D,CONE_WIDTH) a point light's cone (CONE_NONE for none)
     env_entry: int          # entry of the environment, -1 for none
-    cube_size: int          # S, texels per cube-face side (0 without a cube map)
 
 
 class PunctualLights(NamedTuple):
     """The Whitted integrator's lights (the course's units, not physical ones) and their
-    shadow maps (``raytrace.kernels.shadowmap``)."""
+    shadow maps (``raytrace.kernels.shadowmap``). A spot is a point light with a cone."""
     kind: np.ndarray          # (n,) int64 LIGHT_POINT or LIGHT_DIRECTIONAL
     pos_dir: np.ndarray       # (n,3) position, or unit direction of travel
     color: np.ndarray         # (n,3) intensity I
@@ -223,14 +231,34 @@ class PunctualLights(NamedTuple):
     shadow_pcf: np.ndarray    # (n,) int64 percentage-closer filter radius in texels (0: none)
     shadow_frame: np.ndarray  # (n,4,3) directional: map origin, u, v (unit), (half extent, 0, 0)
     depths: np.ndarray        # (K,) float64 every map's depths, texel after texel
+    axis: np.ndarray          # (n,3) a spot's unit axis, 0 otherwise
+    cone: np.ndarray          # (n,CONE_WIDTH) a point light's cone (CONE_NONE for none)
 
 
 class Environment(NamedTuple):
-    """What a ray that escapes sees, and the ambient term (Whitted)."""
-    background: np.ndarray    # (3,) colour
-    ambient: np.ndarray       # (3,) I_amb
-    cube: np.ndarray          # (6,S,S,3) float32 faces; (6,1,1,3) zeros without a map
-    has_cube: bool
+    """What a ray that escapes sees (both integrators), the Whitted integrator's ambient
+    term, and how the path tracer samples the environment as a light
+    (``raytrace.scene.emitters.build_environment``).
+
+    ``kind``: ENV_NONE (black), ENV_CONSTANT (``color`` in every direction), ENV_CUBE
+    (``texels`` holds the six S x S faces of ``raytrace.cubemap``), ENV_LATLONG
+    (``texels[0]`` is an H x W latitude-longitude image, ``raytrace.envmap``: Mitsuba's
+    ``envmap`` layout). A map is looked up in the direction ``to_map @ d`` of a world
+    direction d (``to_map`` is the inverse of the map's rotation, Mitsuba's
+    ``to_world``); its texels already include the ``scale``.
+
+    Sampling (ENV_CUBE, ENV_LATLONG): ``pmf`` / ``cdf`` / ``guide`` over the cube's texels
+    (6 S S) or the lat-long map's cells, the W (H - 1) patches between four texel centres,
+    uniform in solid angle within a cell, whose density (solid angle) is ``density``."""
+    kind: int                 # ENV_*
+    color: np.ndarray         # (3,) background colour: the constant environment's radiance
+    ambient: np.ndarray       # (3,) I_amb (Whitted)
+    texels: np.ndarray        # (F,H,W,3) float32 linear radiance; (1,1,1,3) zeros without a map
+    to_map: np.ndarray        # (3,3) world direction -> map direction (a rotation)
+    pmf: np.ndarray           # (N,) texel or cell probabilities ((1,) without a map)
+    cdf: np.ndarray           # (N+1,)
+    guide: np.ndarray         # (N,) int64 guide table of cdf (raytrace.scene.emitters.guide_table)
+    density: np.ndarray       # (N,) lat-long: each cell's pmf / its solid angle ((1,) otherwise)
 
 
 # ------------------------------------------------------------------------------ camera

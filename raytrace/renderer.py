@@ -8,8 +8,9 @@ an accumulation buffer, so that it can stop cleanly between passes (Ctrl-C, or a
 Results are :class:`~raytrace.image.RenderedImage`: (H, W, 3) float32 linear radiance,
 row 0 at the top, with ``info`` on how they were made.
 
-What the renderer derives from a scene once (the cube map, the path tracer's light
-distribution) it keeps in its own cache keyed by the scene object, never on the scene.
+What the renderer derives from a scene once (the environment with its map, the path
+tracer's light distribution) it keeps in its own cache keyed by the scene object, never
+on the scene.
 """
 import contextlib
 import math
@@ -23,7 +24,6 @@ import numpy as np
 
 from . import warmup
 from .camera import make_camera
-from .cubemap import load_cube_map
 from .errors import SceneError
 from .film import adaptive as adaptive_sampling
 from .image import RenderedImage, RenderInfo
@@ -31,11 +31,11 @@ from .kernels import aov as ak
 from .kernels import path as pk
 from .kernels import whitted as wk
 from .kernels.sampling import gaussian_inverse_cdf_table
-from .layout import (AOV_HITS, AOV_WIDTH, AOVS, FILTERED_AOVS, FILTERS, PATH_SAMPLING, SAMPLERS,
-                     WHITTED_SAMPLING, Environment, Settings)
+from .layout import (AOV_HITS, AOV_WIDTH, AOVS, ENV_CUBE, ENV_LATLONG, FILTERED_AOVS, FILTERS,
+                     PATH_SAMPLING, SAMPLERS, WHITTED_SAMPLING, Settings)
 from .kernels.shadowmap import fill_shadow_map
 from .kernels.threads import written_zeros
-from .scene.emitters import build_lights, scene_bounds
+from .scene.emitters import build_environment, build_lights, scene_bounds
 from .scene.lights import punctual_lights
 from .settings import (BYTES_PER_PIXEL, DEFAULTS, INTEGRATORS, OVERRIDES,  # noqa: F401  (re-exported)
                        check_overrides, resolve_settings)
@@ -64,33 +64,37 @@ def kernel_settings(s):
 
 
 # ------------------------------------------------------------------ derived scene data
-_DERIVED = weakref.WeakKeyDictionary()    # scene -> {"cube": ..., "lights": ...}
-_NO_CUBE = np.zeros((6, 1, 1, 3), np.float32)
+_DERIVED = weakref.WeakKeyDictionary()    # scene -> {"environment": ..., "lights": ...}
 
 
 def _derived(scene):
     return _DERIVED.setdefault(scene, {})
 
 
-def cube_map(scene):
-    """The scene's cube map (6, S, S, 3) float32, loaded once, or None."""
-    cube_rel = scene.setting("background", "cube_map", None)
-    if cube_rel is None:
-        return None
+def environment(scene):
+    """The scene's :class:`~raytrace.layout.Environment` (background colour or map, its
+    sampling tables, ambient light), built once; both integrators read it."""
     cache = _derived(scene)
-    if "cube" not in cache:
+    if "environment" not in cache:
         try:
-            cache["cube"] = load_cube_map(scene.base_dir / cube_rel)
+            cache["environment"] = build_environment(scene.data.get("background", {}), scene.base_dir)
         except SceneError as exc:
             raise exc.with_file(scene.name) from None
-    return cache["cube"]
+    return cache["environment"]
+
+
+def cube_map(scene):
+    """The scene's environment map texels ((6, S, S, 3) cube faces or (1, H, W, 3) a
+    lat-long image, float32), loaded once (with :func:`environment`), or None."""
+    env = environment(scene)
+    return env.texels if env.kind in (ENV_CUBE, ENV_LATLONG) else None
 
 
 def scene_lights(scene):
     """The path tracer's :class:`~raytrace.layout.Lights` of ``scene`` (built once)."""
     cache = _derived(scene)
     if "lights" not in cache:
-        cache["lights"] = build_lights(scene.data, scene.geometry, cube_map(scene))
+        cache["lights"] = build_lights(scene.data, scene.geometry, environment(scene))
     return cache["lights"]
 
 
@@ -104,16 +108,6 @@ def whitted_lights(scene):
             fill_shadow_map(lights.depths, int(li), scene.accel, scene.geometry, lights)
         cache["punctual"] = lights
     return cache["punctual"]
-
-
-def environment(scene):
-    """The Whitted integrator's :class:`~raytrace.layout.Environment` of ``scene``."""
-    bg = np.asarray(scene.setting("background", "color", [0.0, 0.0, 0.0]), np.float64)
-    ambient = np.asarray(scene.setting("background", "ambient", [0.0, 0.0, 0.0]), np.float64)
-    cube = cube_map(scene)
-    if cube is None:
-        return Environment(bg, ambient, _NO_CUBE, False)
-    return Environment(bg, ambient, cube, True)
 
 
 # ------------------------------------------------------------------------- rendering
@@ -324,14 +318,12 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
     spp comes from :func:`_spp_for_budget` (``s["spp"]`` is set to it)."""
     cam = make_camera(scene.data["camera"])
     lights = scene_lights(scene)
-    cube = cube_map(scene)
-    if cube is None:
-        cube = _NO_CUBE
+    env = environment(scene)
     table = gaussian_inverse_cdf_table()
     adaptive = s["noise_threshold"] is not None
     budget = s["time_budget"]
     if budget is not None and not adaptive:
-        s["spp"] = _spp_for_budget(scene, s, (lights, cube, cam, table), clock)
+        s["spp"] = _spp_for_budget(scene, s, (lights, env, cam, table), clock)
     h, w = s["height"], s["width"]
     spp = s["max_spp"] if adaptive else s["spp"]
     s_pattern = dict(s, spp=adaptive_sampling.pattern_spp(spp)) if adaptive else s   # the camera's
@@ -362,7 +354,7 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
                 started = time.perf_counter()
                 try:
                     pk.render_pass(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
-                                   cube, cam, settings, table, rows=plan and plan.rows,
+                                   env, cam, settings, table, rows=plan and plan.rows,
                                    active=plan and plan.active, half=half, count=count)
                 finally:               # Ctrl-C twice: the call still finished its samples
                     if plan is not None:
@@ -417,11 +409,11 @@ def _spp_for_budget(scene, s, args, clock):
     passes as the rest of the budget holds at that speed (at least 1, at most
     ``s["max_spp"]``). The render is then exactly the ``--spp N`` render: the camera
     pattern is made for N samples."""
-    lights, cube, cam, table = args
+    lights, env, cam, table = args
     h, w = s["height"], s["width"]
     accum, nonfinite, counter = pk.new_buffers(h, w)
     started = _elapsed(clock)
-    pk.render_pass(accum, nonfinite, counter, 0, scene.accel, scene.geometry, lights, cube, cam,
+    pk.render_pass(accum, nonfinite, counter, 0, scene.accel, scene.geometry, lights, env, cam,
                    kernel_settings(dict(s, spp=1)), table)
     per_pass = max(_elapsed(clock) - started, 1e-6)
     left = s["time_budget"] - _elapsed(clock)
@@ -429,10 +421,11 @@ def _spp_for_budget(scene, s, args, clock):
 
 
 def share_cube_map(scene, source):
-    """Give ``scene`` the cube map already loaded for ``source`` (scenes of one animation
-    at different times: the background is not animated) instead of loading it again."""
-    if "cube" in _derived(source):
-        _derived(scene).setdefault("cube", _derived(source)["cube"])
+    """Give ``scene`` the environment (map and sampling tables) already built for
+    ``source`` (scenes of one animation at different times: the background is not
+    animated) instead of loading it again."""
+    if "environment" in _derived(source):
+        _derived(scene).setdefault("environment", _derived(source)["environment"])
 
 
 def render_path_pass(scene, s, buffers, sample, rows=None):
@@ -444,8 +437,7 @@ def render_path_pass(scene, s, buffers, sample, rows=None):
     passes 0 .. n-1 added in order make the image ``mean_and_variance(accum, n)``;
     ``rows=(row0, row1)`` adds the pass to those rows only (the same sums for them)."""
     accum, nonfinite, counter = buffers
-    cube = cube_map(scene)
-    args = (scene.accel, scene.geometry, scene_lights(scene), _NO_CUBE if cube is None else cube,
+    args = (scene.accel, scene.geometry, scene_lights(scene), environment(scene),
             make_camera(scene.data["camera"]), kernel_settings(s), gaussian_inverse_cdf_table())
     if rows is None:
         pk.render_pass(accum, nonfinite, counter, sample, *args)

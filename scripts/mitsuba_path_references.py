@@ -33,8 +33,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from mitsuba_path_scenes import (  # noqa: E402
-    CORNELL_BOX, REFERENCE_DIR, REFERENCE_SCENES, mitsuba_path_scene_dict, render_mitsuba,
-    scene_hash,
+    REFERENCE_DIR, REFERENCE_SCENES, mitsuba_path_scene_dict, render_mitsuba, scene_dir, scene_hash,
 )
 
 
@@ -52,7 +51,7 @@ def render_reference(scene, spp, passes, variant):
     """``passes`` independent Mitsuba renders -> (mean (H, W, 3), std error of the mean
     (H, W, 3)), both float64, and the wall time in seconds."""
     per_pass = spp // passes
-    mi_dict = mitsuba_path_scene_dict(scene, CORNELL_BOX.parent, spp=per_pass, variant=variant)
+    mi_dict = mitsuba_path_scene_dict(scene, scene_dir(scene), spp=per_pass, variant=variant)
     t0 = time.perf_counter()
     images = np.stack([render_mitsuba(mi_dict, per_pass, seed=k) for k in range(passes)])
     seconds = time.perf_counter() - t0

@@ -27,7 +27,11 @@ code, so a bug in our loader cannot be copied into the reference:
 - shapes: ``rectangle``, ``cube``, ``sphere`` (similarity transforms only: Mitsuba's
   sphere ignores non-uniform scale), flat ``mesh`` (``obj``), ``group``.
 - ``background.color`` -> a ``constant`` emitter; point / directional lights with the
-  course-unit factor pi (``docs/mitsuba-mapping.md``).
+  course-unit factor pi (``docs/mitsuba-mapping.md``); ``background.envmap`` -> an
+  ``envmap`` emitter reading the same file, ``scale`` as it is, ``to_world`` = our
+  ``transform``; a ``spot`` with Mitsuba's cone (``cutoff_angle``, ``beam_width``) ->
+  ``spot`` with ``intensity`` pi color / attenuation and ``to_world`` looking along its
+  ``direction`` (``docs/mitsuba-mapping.md``).
 - integrator ``path`` with the same ``max_depth`` and ``rr_depth``; pixel filter ``box``
   -> ``box``, ``tent`` -> ``tent`` (both radius 1 px), ``gaussian`` -> ``gaussian``
   with stddev 0.5 px (Mitsuba truncates at 2 px, we at 1.5 px).
@@ -89,7 +93,8 @@ def _untinted_mirror(scene):
 
 # name -> (scene builder, {name: builder of a deliberately wrong scene}). The negative
 # controls are plausible bugs that change the picture by a few percent in places: an
-# off-by-one path depth, the wrong index of refraction, a mirror that ignores its colour.
+# off-by-one path depth, the wrong index of refraction, a mirror that ignores its colour,
+# a sky map turned by one texel column, a spot's cone one degree narrower.
 REFERENCE_SCENES = {
     "cornell_box": (cornell_box_scene, {
         "cornell_box_max_depth_7": lambda: _with_max_depth(cornell_box_scene(), 7),
@@ -101,9 +106,46 @@ REFERENCE_SCENES = {
 }
 
 
+def _light_scenes():
+    """The sky and spot scenes of ``tests/light_scenes.py``, with their negative controls."""
+    import light_scenes as ls
+    return {
+        "latlong_sky": (ls.sky_scene, {
+            "latlong_sky_turned_one_column": lambda: ls.sky_scene(envmap=ls.SKY_SHIFTED_FILE),
+        }),
+        "spot": (ls.spot_scene, {
+            "spot_cutoff_29": ls.narrow_spot_scene,
+        }),
+    }
+
+
+REFERENCE_SCENES.update(_light_scenes())
+
+
+def _generated_files(scene):
+    """The files of ``light_scenes.GENERATED`` (written by the tests) the scene reads."""
+    from light_scenes import GENERATED
+    env = scene.get("background", {}).get("envmap")
+    return [env] if env in GENERATED else []
+
+
+def scene_dir(scene):
+    """The folder a reference scene's relative paths are relative to: the generated
+    files' folder (``light_scenes.generated_dir``) for a scene that reads one, else
+    ``scenes/``."""
+    if _generated_files(scene):
+        from light_scenes import generated_dir
+        return generated_dir()
+    return CORNELL_BOX.parent
+
+
 def scene_hash(scene):
-    """Hash of a scene dict's canonical JSON (sorted keys): which scene a reference shows."""
-    return hashlib.sha256(json.dumps(scene, sort_keys=True).encode()).hexdigest()[:16]
+    """Hash of a scene dict's canonical JSON (sorted keys), and of the bytes of the
+    generated files it reads: which scene a reference shows."""
+    h = hashlib.sha256(json.dumps(scene, sort_keys=True).encode())
+    for name in _generated_files(scene):
+        h.update((scene_dir(scene) / name).read_bytes())
+    return h.hexdigest()[:16]
 
 
 # ---------------------------------------------------------------- Mitsuba translation
@@ -218,7 +260,11 @@ def mitsuba_path_scene_dict(scene, base_dir, spp=16, variant="scalar_rgb"):
     bg = scene.get("background", {})
     if "cube_map" in bg or any(x != 0 for x in bg.get("ambient", [0, 0, 0])):
         raise PathMappingError("cube maps and ambient light are not mapped")
-    if any(x != 0 for x in bg.get("color", [0, 0, 0])):
+    if "envmap" in bg:
+        from mitsuba_scenes import mi_transform
+        out["environment"] = {"type": "envmap", "filename": str(pathlib.Path(base_dir) / bg["envmap"]),
+                              "scale": float(bg.get("scale", 1.0)), "to_world": mi_transform(bg.get("transform"))}
+    elif any(x != 0 for x in bg.get("color", [0, 0, 0])):
         out["environment"] = {"type": "constant", "radiance": _rgb(bg["color"], "background")}
     for i, light in enumerate(scene.get("lights", [])):
         colour = math.pi * np.asarray(light.get("color", [1, 1, 1]), np.float64)
@@ -226,6 +272,18 @@ def mitsuba_path_scene_dict(scene, base_dir, spp=16, variant="scalar_rgb"):
             out[f"light_{i}"] = {"type": "directional",
                                  "direction": [float(x) for x in light["direction"]],
                                  "irradiance": _rgb(colour, "light")}
+        elif light["type"] == "spot":
+            if "inner_cone_angle" in light or "outer_cone_angle" in light:
+                raise PathMappingError("glTF's spot cone (smooth falloff) has no Mitsuba counterpart")
+            pos = np.asarray(light["position"], np.float64)
+            axis = np.asarray(light["direction"], np.float64)
+            up = [0.0, 1.0, 0.0] if abs(axis[1]) < 0.9 * np.linalg.norm(axis) else [1.0, 0.0, 0.0]
+            cutoff = float(light.get("cutoff_angle", 20.0))
+            out[f"light_{i}"] = {"type": "spot", "cutoff_angle": cutoff,
+                                 "beam_width": float(light.get("beam_width", 0.75 * cutoff)),
+                                 "to_world": mi.ScalarTransform4f().look_at(
+                                     origin=pos.tolist(), target=(pos + axis).tolist(), up=up),
+                                 "intensity": _rgb(colour / float(light.get("attenuation", 1.0)), "light")}
         else:
             att = float(light.get("attenuation", 1.0))     # none: pi * I with 1/d^2
             out[f"light_{i}"] = {"type": "point",

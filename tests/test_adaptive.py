@@ -100,11 +100,11 @@ def test_same_image_and_counts_on_one_and_two_threads():
 
 def test_chunked_kernel_calls_make_the_sums_of_single_passes():
     from raytrace.kernels import path as pk
-    from raytrace.renderer import kernel_settings, resolve_settings, scene_lights, make_camera, _NO_CUBE
+    from raytrace.renderer import environment, kernel_settings, resolve_settings, scene_lights, make_camera
     from raytrace.kernels.sampling import gaussian_inverse_cdf_table
     scene = _cornell(16)
     s = resolve_settings(scene, {"spp": 16})
-    args = (scene.accel, scene.geometry, scene_lights(scene), _NO_CUBE, make_camera(scene.data["camera"]),
+    args = (scene.accel, scene.geometry, scene_lights(scene), environment(scene), make_camera(scene.data["camera"]),
             kernel_settings(s), gaussian_inverse_cdf_table())
     one, chunk = pk.new_buffers(16, 16), pk.new_buffers(16, 16)
     half1, half2 = np.zeros((16, 16, 6)), np.zeros((16, 16, 6))

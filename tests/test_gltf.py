@@ -536,7 +536,9 @@ def test_direct_scene_uses_the_first_camera_and_the_lights(tmp_path):
     assert point == {"type": "point", "position": [1, 2, 3], "color": [10, 5, 5], "attenuation": math.pi}
     np.testing.assert_allclose(sun["direction"], [0, -1, 0], atol=1e-12)     # -z turned down
     np.testing.assert_allclose(sun["color"], [3 / math.pi] * 3)              # irradiance pi * color = 3
-    assert spot["type"] == "point" and spot["position"] == [0, 4, 0] and spot["color"] == [2, 2, 2]
+    assert spot["type"] == "spot" and spot["position"] == [0, 4, 0] and spot["color"] == [2, 2, 2]
+    assert spot["attenuation"] == math.pi and spot["direction"] == [0, 0, -1]     # the node's -z
+    assert spot["inner_cone_angle"] == 0 and spot["outer_cone_angle"] == pytest.approx(math.degrees(0.5))
     assert data["background"] == {}
     validate_scene(data)
     assert data["objects"] == [{"type": "gltf", "file": "cl.glb"}]

@@ -20,7 +20,7 @@ from raytrace.kernels.intersect import scene_hit
 from raytrace.kernels.path import mis_weight
 from raytrace.kernels.surface import hit_normals
 from raytrace.layout import SPHERE, TRIANGLE
-from raytrace.renderer import cube_map, scene_lights
+from raytrace.renderer import environment, scene_lights
 from conftest import REPO
 
 
@@ -43,13 +43,13 @@ def _pdf_at_hits(acc, lights, geo, p, dirs):
 
 
 @njit(cache=True)
-def _draw(lights, geo, cube, p, n, seed):
+def _draw(lights, geo, env, p, n, seed):
     """(n, 8): ok, w (3), dist, pdf, delta, 0."""
     np.random.seed(seed)
     out = np.zeros((n, 8))
     for k in range(n):
         ok, wx, wy, wz, dist, vr, vg, vb, pdf, delta = sample_light(
-            lights, geo, cube, p[0], p[1], p[2], np.random.random(), np.random.random())
+            lights, geo, env, p[0], p[1], p[2], np.random.random(), np.random.random())
         out[k, 0] = 1.0 if ok else 0.0
         out[k, 1], out[k, 2], out[k, 3], out[k, 4], out[k, 5] = wx, wy, wz, dist, pdf
         out[k, 6] = 1.0 if delta else 0.0
@@ -57,10 +57,10 @@ def _draw(lights, geo, cube, p, n, seed):
 
 
 @njit(cache=True)
-def _env_pdfs(lights, dirs):
+def _env_pdfs(env, dirs):
     out = np.zeros(dirs.shape[0])
     for k in range(dirs.shape[0]):
-        out[k] = env_direction_pdf(lights, dirs[k, 0], dirs[k, 1], dirs[k, 2])
+        out[k] = env_direction_pdf(env, dirs[k, 0], dirs[k, 1], dirs[k, 2])
     return out
 
 
@@ -68,10 +68,7 @@ def load(objects, lights=(), background=None):
     scene = raytrace.load_scene({"camera": {"center": [0, 0, 9], "look_at": [0, 0, 0]},
                                  "background": background or {}, "lights": list(lights),
                                  "objects": list(objects)}, base_dir=REPO / "scenes")
-    cube = cube_map(scene)
-    if cube is None:
-        cube = np.zeros((6, 1, 1, 3), np.float32)
-    return scene, scene_lights(scene), cube
+    return scene, scene_lights(scene), environment(scene)
 
 
 MIXED = dict(
@@ -91,9 +88,9 @@ MIXED = dict(
 
 @pytest.mark.parametrize("point", [(0, 0, 0), (0.3, -0.5, 0.8), (-1.0, 1.2, -0.2)])
 def test_sampled_pdf_equals_the_pdf_mis_uses_for_the_hit(point):
-    scene, lights, cube = load(**MIXED)
+    scene, lights, environ = load(**MIXED)
     p = np.array(point, np.float64)
-    s = _draw(lights, scene.geometry, cube, p, 20000, 7)
+    s = _draw(lights, scene.geometry, environ, p, 20000, 7)
     ok = s[:, 0] == 1
     assert ok.mean() > 0.5
     area = ok & (s[:, 6] == 0) & np.isfinite(s[:, 4])
@@ -109,7 +106,7 @@ def test_sampled_pdf_equals_the_pdf_mis_uses_for_the_hit(point):
     # environment samples: the same density as the MIS lookup of their direction
     env = ok & (s[:, 6] == 0) & ~np.isfinite(s[:, 4])
     assert env.sum() > 50
-    env_pdf = lights.pmf[lights.env_entry] * _env_pdfs(lights, np.ascontiguousarray(s[env, 1:4]))
+    env_pdf = lights.pmf[lights.env_entry] * _env_pdfs(environ, np.ascontiguousarray(s[env, 1:4]))
     np.testing.assert_allclose(env_pdf, s[env, 5], rtol=1e-12)
     # so for any BSDF density b, w_light(pdf) + w_bsdf(b) = 1 along each sampled direction
     b = np.abs(s[area, 3][visible]) / math.pi
@@ -126,33 +123,33 @@ def triangle_solid_angle(p, a, b, c):
     return 2 * math.atan2(num, den)
 
 
-def mean_inverse_pdf(lights, geo, cube, p, n=200_000):
-    s = _draw(lights, geo, cube, np.asarray(p, np.float64), n, 3)
+def mean_inverse_pdf(lights, geo, environ, p, n=200_000):
+    s = _draw(lights, geo, environ, np.asarray(p, np.float64), n, 3)
     contrib = np.where(s[:, 0] == 1, 1.0 / np.where(s[:, 5] > 0, s[:, 5], 1.0), 0.0)
     return contrib.mean(), contrib.std() / math.sqrt(n)
 
 
 def test_triangle_sampling_covers_its_solid_angle():
     verts = [[-0.3, 1.0, -0.4], [0.8, 1.3, 0.2], [0.1, 0.9, 0.9]]
-    scene, lights, cube = load([{"type": "triangle", "vertices": verts, "emission": [1, 1, 1]}])
+    scene, lights, environ = load([{"type": "triangle", "vertices": verts, "emission": [1, 1, 1]}])
     p = np.array([0.1, -0.2, 0.1])
     # the triangle's normal (v1 - v0) x (v2 - v0) must face p for it to be seen
     n = np.cross(np.subtract(verts[1], verts[0]), np.subtract(verts[2], verts[0]))
     assert np.dot(n, p - verts[0]) > 0
-    est, err = mean_inverse_pdf(lights, scene.geometry, cube, p)
+    est, err = mean_inverse_pdf(lights, scene.geometry, environ, p)
     assert est == pytest.approx(triangle_solid_angle(p, *verts), abs=4 * err + 1e-12)
     # seen from behind (p mirrored through its plane), a one-sided emitter offers nothing
     nn = n / np.linalg.norm(n)
     behind = p - 2 * np.dot(p - verts[0], nn) * nn
-    est_back, _ = mean_inverse_pdf(lights, scene.geometry, cube, behind, n=2000)
+    est_back, _ = mean_inverse_pdf(lights, scene.geometry, environ, behind, n=2000)
     assert est_back == 0.0
 
 
 @pytest.mark.parametrize("distance", [1.5, 40.0, 1e4])
 def test_sphere_cone_sampling_covers_its_solid_angle(distance):
     r = 0.5
-    scene, lights, cube = load([{"type": "sphere", "radius": r, "emission": [1, 1, 1]}])
-    est, err = mean_inverse_pdf(lights, scene.geometry, cube, [0, 0, distance], n=20000)
+    scene, lights, environ = load([{"type": "sphere", "radius": r, "emission": [1, 1, 1]}])
+    est, err = mean_inverse_pdf(lights, scene.geometry, environ, [0, 0, distance], n=20000)
     sin2 = (r / distance) ** 2
     expected = 2 * math.pi * sin2 / (1 + math.sqrt(1 - sin2))
     assert est == pytest.approx(expected, rel=1e-9)      # the cone pdf is constant
@@ -161,10 +158,10 @@ def test_sphere_cone_sampling_covers_its_solid_angle(distance):
 def test_ellipsoid_area_sampling_covers_its_solid_angle():
     obj = {"type": "sphere", "emission": [1, 1, 1],
            "transform": [{"translate": [0.2, 0.1, -1.5]}, {"rotate_y": 40}, {"scale": [0.9, 0.3, 0.5]}]}
-    scene, lights, cube = load([obj])
+    scene, lights, environ = load([obj])
     assert scene.geometry.sph_radius[0] == 0.0          # an ellipsoid: sampled by area
     p = np.array([0.0, 0.0, 0.5])
-    est, err = mean_inverse_pdf(lights, scene.geometry, cube, p)
+    est, err = mean_inverse_pdf(lights, scene.geometry, environ, p)
     # reference: the fraction of uniformly random directions from p that hit it
     rng = np.random.default_rng(1)
     d = rng.normal(size=(400_000, 3))
@@ -177,8 +174,8 @@ def test_ellipsoid_area_sampling_covers_its_solid_angle():
 
 @pytest.mark.parametrize("background", [{"color": [0.3, 0.2, 0.1]}, {"cube_map": "assets/sky"}])
 def test_environment_sampling_covers_the_sphere(background):
-    scene, lights, cube = load([], background=background)
-    est, err = mean_inverse_pdf(lights, scene.geometry, cube, [0, 0, 0])
+    scene, lights, environ = load([], background=background)
+    est, err = mean_inverse_pdf(lights, scene.geometry, environ, [0, 0, 0])
     assert est == pytest.approx(4 * math.pi, abs=4 * err + 1e-9)
     # and its density integrates to 1 (quadrature on a fine (cos, phi) grid)
     n_mu, n_phi = 600, 1200
@@ -187,7 +184,7 @@ def test_environment_sampling_covers_the_sphere(background):
     MU, PHI = np.meshgrid(mu, phi, indexing="ij")
     S = np.sqrt(1 - MU * MU)
     dirs = np.ascontiguousarray(np.stack([S * np.cos(PHI), MU, S * np.sin(PHI)], -1).reshape(-1, 3))
-    integral = _env_pdfs(lights, dirs).sum() * 4 * math.pi / dirs.shape[0]
+    integral = _env_pdfs(environ, dirs).sum() * 4 * math.pi / dirs.shape[0]
     assert integral == pytest.approx(1.0, abs=5e-3)
 
 
@@ -198,8 +195,8 @@ def test_cube_map_sampling_follows_the_map(tmp_path):
     import imageio.v3 as iio
     for face in ("left", "right", "up", "down", "front", "back"):
         iio.imwrite(tmp_path / f"{face}.png", np.full((8, 8, 3), 255 if face == "up" else 10, np.uint8))
-    scene, lights, cube = load([], background={"cube_map": str(tmp_path)})
-    s = _draw(lights, scene.geometry, cube, np.zeros(3), 20000, 5)
+    scene, lights, environ = load([], background={"cube_map": str(tmp_path)})
+    s = _draw(lights, scene.geometry, environ, np.zeros(3), 20000, 5)
     d = s[:, 1:4]
     on_up = (d[:, 1] > np.abs(d[:, 0])) & (d[:, 1] > np.abs(d[:, 2]))
     dark = ((10 / 255 + 0.055) / 1.055) ** 2.4
@@ -211,7 +208,7 @@ def test_lights_are_chosen_in_proportion_to_power():
     big = {"type": "rectangle", "emission": [3, 3, 3], "transform": [{"translate": [0, 2, 0]}, {"scale": 2}]}
     small = {"type": "rectangle", "emission": [1, 2, 3], "transform": [{"translate": [0, -2, 0]}, {"scale": 0.5}]}
     dark = {"type": "rectangle", "emission": [0, 0, 0], "transform": [{"translate": [3, 0, 0]}]}
-    scene, lights, cube = load([big, small, dark],
+    scene, lights, environ = load([big, small, dark],
                                lights=[{"type": "point", "position": [0, 0, 0], "color": [1, 1, 1]}])
     # rectangle: 2 triangles; power pi * area * mean(radiance); point light 4 pi * pi * I
     p_big = math.pi * 16 * 3

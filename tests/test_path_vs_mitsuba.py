@@ -28,7 +28,7 @@ import pytest
 
 import raytrace
 from mitsuba_path_scenes import (
-    CORNELL_BOX, REFERENCE_DIR, REFERENCE_SCENES, cornell_box_scene, scene_hash,
+    CORNELL_BOX, REFERENCE_DIR, REFERENCE_SCENES, cornell_box_scene, scene_dir, scene_hash,
 )
 
 SPP = 256                 # per seed; two seeds -> 512 spp in X
@@ -142,7 +142,7 @@ def _scene(name):
 @functools.lru_cache(maxsize=None)
 def our_renders(name):
     """Our two renders (seeds 1 and 2, SPP each) of reference scene ``name``."""
-    scene = raytrace.load_scene(_scene(name), base_dir=CORNELL_BOX.parent)
+    scene = raytrace.load_scene(_scene(name), base_dir=scene_dir(_scene(name)))
     return tuple(raytrace.render(scene, spp=SPP, seed=s).astype(np.float64) for s in SEEDS)
 
 

@@ -29,7 +29,7 @@ CASES = [
     (lambda s: s["objects"][0].update(radius=-1), r"objects\[0\]\.radius: must be > 0"),
     (lambda s: s["objects"][0].update(radius="big"), r"objects\[0\]\.radius: must be a number"),
     (lambda s: s["materials"]["red"].update(colour=[1, 0, 0]), r"materials\.red: unknown key 'colour'"),
-    (lambda s: s.update(lights=[{"type": "spot", "position": [0, 0, 0]}]), r"lights\[0\]\.type: must be one of"),
+    (lambda s: s.update(lights=[{"type": "area", "position": [0, 0, 0]}]), r"lights\[0\]\.type: must be one of"),
     (lambda s: s["objects"].append({"type": "cone"}), r"objects\[2\]\.type: must be one of"),
     (lambda s: s["camera"].update(fov=200), r"camera\.fov: must be < 180"),
     (lambda s: s["camera"].pop("direction"), r"camera: give exactly one of"),

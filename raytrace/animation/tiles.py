@@ -15,9 +15,6 @@ from ..kernels import path as pk
 from ..kernels import whitted as wk
 from ..kernels.sampling import gaussian_inverse_cdf_table
 
-_NO_CUBE = np.zeros((6, 1, 1, 3), np.float32)
-
-
 def bands(height, count):
     """``count`` row ranges [(row0, row1), ...] covering ``height`` rows, as even as they
     can be (no more bands than rows)."""
@@ -42,11 +39,10 @@ def render_band(scene, row0, row1, **overrides):
                        settings, table)
         return out, 0
     lights = rmod.scene_lights(scene)
-    cube = rmod.cube_map(scene)
-    cube = _NO_CUBE if cube is None else cube
+    env = rmod.environment(scene)
     accum, nonfinite, counter = pk.new_buffers(s["height"], s["width"])   # rows outside stay untouched
     for sample in range(s["spp"]):
         bk.render_band_pass(accum, nonfinite, counter, sample, row0, row1, scene.accel, scene.geometry,
-                            lights, cube, cam, settings, table)
+                            lights, env, cam, settings, table)
     mean, _ = pk.mean_and_variance(accum[row0:row1], s["spp"])
     return mean.astype(np.float32), int(nonfinite[row0:row1].sum())

@@ -22,7 +22,6 @@ import numpy as np
 import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit, prange
 
-from ..cubemap import cube_rgb
 from ..layout import (AOV_ALBEDO, AOV_DEPTH, AOV_HITS, AOV_NORMAL, AOV_POSITION, AOV_UV, M_COLOR, M_DIFFUSE,
                       M_IOR, M_REFLECT, M_TRANSMIT, M_TYPE, MAT_CONDUCTOR, MAT_DIELECTRIC, MAT_PHONG, MISS,
                       PLANE, SPHERE, WHITTED_SAMPLING)
@@ -30,6 +29,7 @@ from . import path as pk
 from . import whitted as wk
 from .borrow import borrow
 from .camera_rays import camera_ray
+from .emitters import env_radiance
 from .intersect import scene_hit
 from .surface import base_color, hit_normals, hit_uv
 from .threads import next_row, run_rows
@@ -67,10 +67,7 @@ def first_diffuse(bvh, geo, env, hit, ox, oy, oz, dx, dy, dz, eps):
     mats = geo.materials
     for _ in range(MAX_SPECULAR + 1):
         if hit.kind == MISS:
-            if env.has_cube:
-                r, g, b = cube_rgb(env.cube, dx, dy, dz)
-            else:
-                r, g, b = env.background[0], env.background[1], env.background[2]
+            r, g, b = env_radiance(env, dx, dy, dz)
             return min(r, 1.0), min(g, 1.0), min(b, 1.0), 0.0, 0.0, 0.0
         px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
         _, _, _, nx, ny, nz, m, _ = hit_normals(geo, hit, px, py, pz)

@@ -12,7 +12,7 @@ import numpy as np
 from .path import render_pass
 
 
-def render_band_pass(accum, nonfinite, counter, sample, row0, row1, bvh, geo, lights, cube, cam,
+def render_band_pass(accum, nonfinite, counter, sample, row0, row1, bvh, geo, lights, env, cam,
                      settings, filter_table):
     """Add sample ``sample`` of every pixel of image rows [row0, row1) to ``accum``.
 
@@ -20,5 +20,5 @@ def render_band_pass(accum, nonfinite, counter, sample, row0, row1, bvh, geo, li
     shape, as for ``render_pass``, and only the band's rows are touched: allocate them
     with ``np.zeros``, whose pages cost memory only once written. ``counter[0]`` is set to
     ``sample + 1`` when the pass is complete."""
-    render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, cube, cam, settings, filter_table,
+    render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, env, cam, settings, filter_table,
                 rows=np.arange(row0, row1, dtype=np.int64))

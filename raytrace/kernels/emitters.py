@@ -9,10 +9,14 @@ entry with probability ``pmf`` and then a direction from the shading point ``p``
   pdf ``1 / (2 pi (1 - cos_max))``; ellipsoids: a point uniform in the unit sphere's
   area mapped to world space, pdf ``d^2 / (cos_l * dA_world/dA_unit * 4 pi)`` with
   ``dA_world/dA_unit = |det A| |A^-T n|``;
-- point and directional lights: delta (pdf = the entry's probability; no MIS);
-- environment: uniform sphere (constant colour) or texel by texel (cube map: the texel
-  through a guide table, ``guided_entry``), pdf
-  ``pmf_texel / (2/S)^2 * (1 + a^2 + b^2)^(3/2)`` on face coordinates (a, b).
+- point and directional lights: delta (pdf = the entry's probability; no MIS); a spot
+  light is a point light times its cone's falloff (:func:`cone_falloff`);
+- environment (:class:`raytrace.layout.Environment`, seen through its ``to_map``
+  rotation): uniform sphere (constant colour), texel by texel (cube map: the texel
+  through a guide table, ``guided_entry``, uniform on the face within it), pdf
+  ``pmf_texel / (2/S)^2 * (1 + a^2 + b^2)^(3/2)`` on face coordinates (a, b), or cell by
+  cell (lat-long map: uniform in solid angle within the cell), pdf ``pmf_cell /
+  Omega_cell``. :func:`env_lookup` gives a direction's radiance and density together.
 
 Every returned pdf already includes the entry's selection probability. Area lights
 emit from their front side only (``cos_l > 0``); a sample that sees a back side is
@@ -24,9 +28,10 @@ import numpy as np
 import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
-from ..cubemap import cube_face_xy, cube_rgb, face_xy_direction
-from ..layout import (ENV_CONSTANT, ENV_CUBE, LIGHT_DIRECTIONAL, LIGHT_POINT, LIGHT_SPHERE,
-                      LIGHT_TRIANGLE, TRIANGLE)
+from ..cubemap import cube_face_xy, face_xy_direction, texel_rgb
+from ..envmap import latlong_cell_direction, latlong_rgb
+from ..layout import (CONE_LINEAR, CONE_NONE, ENV_CONSTANT, ENV_CUBE, ENV_LATLONG, LIGHT_DIRECTIONAL,
+                      LIGHT_POINT, LIGHT_SPHERE, LIGHT_TRIANGLE, TRIANGLE)
 from .frame import orthonormal_basis
 from .surface import affine
 from .trig import cos_sin_2pi
@@ -76,34 +81,65 @@ def guided_entry(cdf, guide, u):
     return i
 
 
-@njit(cache=True, inline="always")
-def env_radiance(lights, cube, dx, dy, dz):
-    """Radiance of the environment in direction d (need not be unit)."""
-    kind = lights.env_kind
-    if kind == ENV_CUBE:
-        return cube_rgb(cube, dx, dy, dz)
+@njit(cache=True, forceinline=True, error_model="numpy")
+def env_lookup(env, dx, dy, dz):
+    """-> (r, g, b, pdf): the environment's radiance in world direction d (need not be
+    unit) and the solid-angle density (without the entry probability) with which
+    :func:`sample_environment` picks that direction. Compiled once, inlined by LLVM."""
+    kind = env.kind
     if kind == ENV_CONSTANT:
-        return lights.env_const[0], lights.env_const[1], lights.env_const[2]
-    return 0.0, 0.0, 0.0
-
-
-@njit(cache=True, inline="always")
-def env_direction_pdf(lights, dx, dy, dz):
-    """Solid-angle density of the environment sampler (without the entry probability)
-    for the unit direction d."""
-    kind = lights.env_kind
-    if kind == ENV_CONSTANT:
-        return INV_4PI
-    if kind != ENV_CUBE:
-        return 0.0
-    s = lights.cube_size
-    face, x, y = cube_face_xy(dx, dy, dz)
+        return env.color[0], env.color[1], env.color[2], INV_4PI
+    if kind != ENV_CUBE and kind != ENV_LATLONG:
+        return 0.0, 0.0, 0.0, 0.0
+    m = env.to_map
+    mx = m[0, 0] * dx + m[0, 1] * dy + m[0, 2] * dz
+    my = m[1, 0] * dx + m[1, 1] * dy + m[1, 2] * dz
+    mz = m[2, 0] * dx + m[2, 1] * dy + m[2, 2] * dz
+    if kind == ENV_LATLONG:
+        r, g, b, cell = latlong_rgb(env.texels, mx, my, mz)
+        return r, g, b, env.density[cell]
+    face, x, y = cube_face_xy(mx, my, mz)
+    r, g, b = texel_rgb(env.texels, face, x, y)
+    s = env.texels.shape[1]
     col = min(max(int(x * s), 0), s - 1)
     row = min(max(int((1.0 - y) * s), 0), s - 1)
     a = 2.0 * x - 1.0
-    b = 2.0 * y - 1.0
-    j = 1.0 + a * a + b * b
-    return lights.env_pmf[(face * s + row) * s + col] * (s * s * 0.25) * j * math.sqrt(j)
+    bb = 2.0 * y - 1.0
+    j = 1.0 + a * a + bb * bb
+    return r, g, b, env.pmf[(face * s + row) * s + col] * (s * s * 0.25) * j * math.sqrt(j)
+
+
+@njit(cache=True, inline="always")
+def env_radiance(env, dx, dy, dz):
+    """Radiance (r, g, b) of the environment in world direction d (need not be unit)."""
+    r, g, b, _ = env_lookup(env, dx, dy, dz)
+    return r, g, b
+
+
+@njit(cache=True, inline="always")
+def env_direction_pdf(env, dx, dy, dz):
+    """Solid-angle density of the environment sampler (without the entry probability)
+    for the direction d."""
+    return env_lookup(env, dx, dy, dz)[3]
+
+
+@njit(cache=True, inline="always")
+def cone_falloff(cone, i, c):
+    """The falloff of cone row ``i`` (``raytrace.layout.CONE_WIDTH``) at the cosine ``c``
+    between its axis and the direction from the light: 1 without a cone; Mitsuba's
+    ``spot`` (linear in the angle between beam width and cutoff) or glTF's (the square
+    of a ramp linear in the cosine)."""
+    mode = cone[i, 0]
+    if mode == CONE_NONE:
+        return 1.0
+    if not c > cone[i, 1]:
+        return 0.0
+    if mode == CONE_LINEAR:
+        if c >= cone[i, 2]:
+            return 1.0
+        return (cone[i, 3] - math.acos(c)) * cone[i, 4]
+    t = min(max(c * cone[i, 3] + cone[i, 4], 0.0), 1.0)
+    return t * t
 
 
 @njit(cache=True)
@@ -193,17 +229,19 @@ def rescaled(u, start, width):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy")
-def sample_light(lights, geo, cube, px, py, pz, u1, u2):
+def sample_light(lights, geo, env, px, py, pz, u1, u2):
     """Pick a light and a direction from p.
 
     -> (ok, w (3) unit direction p -> light, dist (distance to the light point; inf for
     directional and environment lights), value (r, g, b), pdf, is_delta). ``value`` is
     the emitted radiance for area and environment lights and the incident irradiance
-    term (intensity / d^2, or the directional irradiance) for delta lights; ``pdf``
+    term (intensity / d^2, times a spot's falloff, or the directional irradiance) for
+    delta lights; ``env`` the :class:`~raytrace.layout.Environment`; ``pdf``
     includes the selection probability (for delta lights it is that probability).
     ``u1`` picks the entry and then, rescaled to the entry's share of [0, 1) (as
     Mitsuba reuses its emitter sample), serves as the first number of the point (and
-    picks the cube-map texel before that); ``u2`` is the point's second number."""
+    picks the environment map's texel or cell before that); ``u2`` is the point's second
+    number."""
     n = lights.pmf.shape[0]
     if n == 0:
         return _FAIL
@@ -222,7 +260,7 @@ def sample_light(lights, geo, cube, px, py, pz, u1, u2):
         return sample_point_light(lights, idx, pmf, px, py, pz)
     if kind == LIGHT_DIRECTIONAL:
         return sample_directional_light(lights, idx, pmf)
-    return sample_environment(lights, cube, pmf, u1, u2)
+    return sample_environment(env, pmf, u1, u2)
 
 
 @njit(cache=True, inline="always")
@@ -306,7 +344,8 @@ def sample_sphere_light(geo, idx, pmf, px, py, pz, u1, u2):
 
 @njit(cache=True, inline="always")
 def sample_point_light(lights, idx, pmf, px, py, pz):
-    """Point light ``idx`` (a delta): irradiance term ``intensity / d^2``."""
+    """Point light ``idx`` (a delta): irradiance term ``intensity / d^2``, times the cone's
+    falloff for a spot (fails outside the cone)."""
     wx = lights.delta_pos[idx, 0] - px
     wy = lights.delta_pos[idx, 1] - py
     wz = lights.delta_pos[idx, 2] - pz
@@ -314,9 +353,14 @@ def sample_point_light(lights, idx, pmf, px, py, pz):
     if not d2 > 0.0:
         return _FAIL
     d = math.sqrt(d2)
+    wx, wy, wz = wx / d, wy / d, wz / d
+    ax = lights.delta_axis
+    fall = cone_falloff(lights.delta_cone, idx, -(ax[idx, 0] * wx + ax[idx, 1] * wy + ax[idx, 2] * wz))
+    if not fall > 0.0:
+        return _FAIL
+    f = fall / d2
     val = lights.delta_val
-    return (True, wx / d, wy / d, wz / d, d, val[idx, 0] / d2, val[idx, 1] / d2, val[idx, 2] / d2,
-            pmf, True)
+    return True, wx, wy, wz, d, val[idx, 0] * f, val[idx, 1] * f, val[idx, 2] * f, pmf, True
 
 
 @njit(cache=True, inline="always")
@@ -329,34 +373,37 @@ def sample_directional_light(lights, idx, pmf):
 
 
 @njit(cache=True, inline="always")
-def sample_environment(lights, cube, pmf, u1, u2):
-    """The environment: a cube-map texel by its weight (``u1``) and a point in it (``u1``
-    rescaled to the texel's share, and ``u2``), or a uniform direction for a constant
-    colour."""
-    if lights.env_kind == ENV_CUBE:
-        s = lights.cube_size
-        t = guided_entry(lights.env_cdf, lights.env_guide, u1)
-        u1 = rescaled(u1, lights.env_cdf[t], lights.env_pmf[t])
-        face = t // (s * s)
-        rc = t - face * s * s
-        row = rc // s
-        col = rc - row * s
-        x = (col + u1) / s
-        y = 1.0 - (row + u2) / s
-        wx, wy, wz = face_xy_direction(face, x, y)
-        ln = math.sqrt(wx * wx + wy * wy + wz * wz)
-        wx, wy, wz = wx / ln, wy / ln, wz / ln
-        a = 2.0 * x - 1.0
-        b = 2.0 * y - 1.0
-        j = 1.0 + a * a + b * b
-        pdf = pmf * lights.env_pmf[t] * (s * s * 0.25) * j * math.sqrt(j)
+def sample_environment(env, pmf, u1, u2):
+    """The environment: a cube-map texel (a lat-long cell) by its weight (``u1``) and a
+    point in it (``u1`` rescaled to its share, and ``u2``), or a uniform direction for a
+    constant colour. The density is :func:`env_lookup`'s for the direction found, so a
+    BSDF ray in that direction gets the same MIS weight."""
+    kind = env.kind
+    if kind == ENV_CUBE or kind == ENV_LATLONG:
+        t = guided_entry(env.cdf, env.guide, u1)
+        u1 = rescaled(u1, env.cdf[t], env.pmf[t])
+        h, w = env.texels.shape[1], env.texels.shape[2]
+        if kind == ENV_LATLONG:
+            mx, my, mz = latlong_cell_direction(h, w, t, u1, u2)
+        else:
+            face = t // (h * w)
+            rc = t - face * h * w
+            row = rc // w
+            col = rc - row * w
+            mx, my, mz = face_xy_direction(face, (col + u1) / w, 1.0 - (row + u2) / h)
+            ln = math.sqrt(mx * mx + my * my + mz * mz)
+            mx, my, mz = mx / ln, my / ln, mz / ln
+        m = env.to_map            # a rotation: world = to_map^T map
+        wx = m[0, 0] * mx + m[1, 0] * my + m[2, 0] * mz
+        wy = m[0, 1] * mx + m[1, 1] * my + m[2, 1] * mz
+        wz = m[0, 2] * mx + m[1, 2] * my + m[2, 2] * mz
     else:
         wz = 1.0 - 2.0 * u1
         rr = math.sqrt(max(0.0, 1.0 - wz * wz))
         cos_phi, sin_phi = cos_sin_2pi(u2)
         wx, wy = rr * cos_phi, rr * sin_phi
-        pdf = pmf * INV_4PI
+    er, eg, eb, epdf = env_lookup(env, wx, wy, wz)
+    pdf = pmf * epdf
     if not pdf > 0.0:
         return _FAIL
-    er, eg, eb = env_radiance(lights, cube, wx, wy, wz)
     return True, wx, wy, wz, INF, er, eg, eb, pdf, False

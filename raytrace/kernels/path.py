@@ -50,7 +50,7 @@ from .borrow import borrow
 from .adaptive import is_judged
 from .bsdf import TINY, bsdf_chooses_lobe, bsdf_eval, bsdf_has_smooth, bsdf_sample
 from .camera_rays import camera_ray, lens_ray
-from .emitters import env_direction_pdf, env_radiance, light_pdf_at_hit, sample_light
+from .emitters import env_lookup, light_pdf_at_hit, sample_light
 from .frame import orthonormal_basis
 from .intersect import scene_hit, scene_occluded
 from .rng import cmj2, rand01, sobol2
@@ -136,17 +136,16 @@ def camera_sample(cam, settings, filter_table, i, j, sample):
 
 
 @njit(cache=True, inline="always")
-def emitted_on_miss(lights, cube, dx, dy, dz, prev_pdf, prev_delta, beta_r, beta_g, beta_b):
+def emitted_on_miss(lights, env, dx, dy, dz, prev_pdf, prev_delta, beta_r, beta_g, beta_b):
     """Environment radiance seen by a ray that escapes, MIS-weighted against the
     environment's own sampling unless the ray came from a delta lobe (or the camera),
     times the path throughput beta."""
-    if lights.env_kind == ENV_NONE:
+    if env.kind == ENV_NONE:
         return 0.0, 0.0, 0.0
-    er, eg, eb = env_radiance(lights, cube, dx, dy, dz)
+    er, eg, eb, epdf = env_lookup(env, dx, dy, dz)
     w = 1.0
     if not prev_delta and lights.env_entry >= 0:
-        lpdf = lights.pmf[lights.env_entry] * env_direction_pdf(lights, dx, dy, dz)
-        w = mis_weight(prev_pdf, lpdf)
+        w = mis_weight(prev_pdf, lights.pmf[lights.env_entry] * epdf)
     return beta_r * w * er, beta_g * w * eg, beta_b * w * eb
 
 
@@ -165,7 +164,7 @@ def emitted_at_hit(lights, geo, hit, emit, ppx, ppy, ppz, px, py, pz, cos_g, pre
 
 
 @njit(cache=True, inline="always")
-def direct_light(bvh, geo, lights, cube, mat, color, eta, p, g, t1, b1, s, wi, eps, u1, u2,
+def direct_light(bvh, geo, lights, env, mat, color, eta, p, g, t1, b1, s, wi, eps, u1, u2,
                  beta):
     """Next-event estimation at p: one light sample, its BSDF value and a shadow ray.
 
@@ -182,7 +181,7 @@ def direct_light(bvh, geo, lights, cube, mat, color, eta, p, g, t1, b1, s, wi, e
     wix, wiy, wiz = wi
     beta_r, beta_g, beta_b = beta
     ok, wx, wy, wz, dist, vr, vg, vb, lpdf, ldelta = sample_light(
-        lights, geo, cube, px, py, pz, u1, u2)
+        lights, geo, env, px, py, pz, u1, u2)
     if not (ok and wx * gx + wy * gy + wz * gz > 0.0):
         return 0.0, 0.0, 0.0
     lox = wx * t1x + wy * t1y + wz * t1z
@@ -247,7 +246,7 @@ def russian_roulette(beta_r, beta_g, beta_b, eta_scale, depth, rr_depth, sampler
 
 
 @njit(cache=True, inline="always")
-def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, dy, dz):
+def trace_path(bvh, geo, lights, env, settings, pixel, sample, ox, oy, oz, dx, dy, dz):
     """Radiance (r, g, b) arriving at o from direction -d (unit): one path."""
     max_depth = settings.max_depth if settings.max_depth >= 0 else UNBOUNDED
     sampler, seed, eps = settings.sampler, settings.seed, settings.epsilon
@@ -260,7 +259,7 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
     while max_depth > 0:
         hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
         if hit.kind == MISS:
-            er, eg, eb = emitted_on_miss(lights, cube, dx, dy, dz, prev_pdf, prev_delta,
+            er, eg, eb = emitted_on_miss(lights, env, dx, dy, dz, prev_pdf, prev_delta,
                                          beta_r, beta_g, beta_b)
             lr, lg, lb = lr + er, lg + eg, lb + eb
             break
@@ -302,7 +301,7 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
         wiz = cos_s
         if lights.pmf.shape[0] > 0 and bsdf_has_smooth(geo.materials, mat, cr, cg, cb):
             u1, u2 = u_light
-            er, eg, eb = direct_light(bvh, geo, lights, cube, mat, (cr, cg, cb), eta, (px, py, pz),
+            er, eg, eb = direct_light(bvh, geo, lights, env, mat, (cr, cg, cb), eta, (px, py, pz),
                                       (gx, gy, gz), (t1x, t1y, t1z), (b1x, b1y, b1z), (sx, sy, sz),
                                       (wix, wiy, wiz), eps, u1, u2, (beta_r, beta_g, beta_b))
             lr, lg, lb = lr + er, lg + eg, lb + eb
@@ -330,7 +329,7 @@ def trace_path(bvh, geo, lights, cube, settings, pixel, sample, ox, oy, oz, dx, 
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def path_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, geo, lights, cube, cam,
+def path_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, geo, lights, env, cam,
               settings, filter_table):
     """Add samples ``sample .. sample + count - 1`` of every pixel of the rows this thread
     takes from ``queue``, in that order, to ``accum`` (channels 0-2 the radiance, 3-5 its
@@ -346,7 +345,7 @@ def path_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, g
     One function holds the row and pixel loops and (inlined) the path loop: the scene's
     arrays change hands once per call, borrowed (no reference counting per call), and the
     path tracer is compiled once."""
-    bvh, geo, lights, cube = borrow(bvh), borrow(geo), borrow(lights), borrow(cube)
+    bvh, geo, lights, env = borrow(bvh), borrow(geo), borrow(lights), borrow(env)
     accum, nonfinite, active, half = borrow(accum), borrow(nonfinite), borrow(active), borrow(half)
     every_pixel = active.shape[0] == 1
     halves = half.shape[0] > 1
@@ -356,17 +355,17 @@ def path_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, g
             if not every_pixel and active[i, j] == 0:
                 continue
             for k in range(sample, sample + count):
-                _add_sample(accum, nonfinite, half, halves and is_judged(k), i, j, k, bvh, geo, lights, cube,
+                _add_sample(accum, nonfinite, half, halves and is_judged(k), i, j, k, bvh, geo, lights, env,
                             cam, settings, filter_table)
         i = next_row(rows, queue)
 
 
 @njit(cache=True, inline="always")
-def _add_sample(accum, nonfinite, half, keep_half, i, j, sample, bvh, geo, lights, cube, cam, settings,
+def _add_sample(accum, nonfinite, half, keep_half, i, j, sample, bvh, geo, lights, env, cam, settings,
                 filter_table):
     """Sample ``sample`` of pixel (i, j) into ``accum`` (and ``half`` when ``keep_half``)."""
     ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, sample)
-    lr, lg, lb = trace_path(bvh, geo, lights, cube, settings, i * settings.width + j, sample,
+    lr, lg, lb = trace_path(bvh, geo, lights, env, settings, i * settings.width + j, sample,
                             ox, oy, oz, dx, dy, dz)
     if math.isfinite(lr) and math.isfinite(lg) and math.isfinite(lb):
         _add_radiance(accum, i, j, lr, lg, lb)
@@ -387,7 +386,7 @@ def _add_radiance(sums, i, j, r, g, b):
     sums[i, j, 5] += b * b
 
 
-def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, cube, cam, settings, filter_table,
+def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, env, cam, settings, filter_table,
                 rows=None, active=None, half=None, count=1):
     """Add sample number ``sample`` (``count`` > 1: samples ``sample .. sample + count - 1``,
     in order) of every pixel to ``accum`` ((H, W, 6) float64: sums
@@ -410,7 +409,7 @@ def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, cube, cam, 
     if half is None:
         half = np.zeros((1, 1, 6))
     try:
-        run_rows(path_rows, rows, accum, nonfinite, active, half, sample, count, bvh, geo, lights, cube,
+        run_rows(path_rows, rows, accum, nonfinite, active, half, sample, count, bvh, geo, lights, env,
                  cam, settings, filter_table)
     except KeyboardInterrupt:
         counter[0] = sample + count

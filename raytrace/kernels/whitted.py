@@ -5,8 +5,9 @@ Fresnel refraction, as an explicit-stack loop (no recursion).
 (the course's model, per light :func:`phong`) and pushes its mirror and refracted rays
 (:func:`push_secondary`) with their weights.
 
-All radiance is linear RGB. Per light: ``L = color / (attenuation * d^2)`` (point) or
-``color`` (directional); diffuse ``max(N.L, 0) * L * k_d``; specular
+All radiance is linear RGB. Per light: ``L = color / (attenuation * d^2)`` (point),
+the same times the cone's falloff (spot: ``kernels.emitters.cone_falloff``, zero outside
+the cone) or ``color`` (directional); diffuse ``max(N.L, 0) * L * k_d``; specular
 ``max(L.R, 0)^s * L * k_s`` with ``R`` the mirror of the eye ray; lights behind the
 surface (N.L <= 0) add nothing. Ambient adds ``I_amb * k_d``. A textured ``diffuse``
 replaces ``k_d`` by the texture's value at the hit. Emissive shapes add their emission
@@ -18,11 +19,11 @@ import numpy as np
 import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from numba import njit
 
-from ..cubemap import cube_rgb
 from ..layout import (LIGHT_POINT, M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR,
                       M_TRANSMIT, M_TYPE, MAT_DIFFUSE, MISS, TRIANGLE)
 from .borrow import borrow
 from .camera_rays import camera_ray, lens_ray
+from .emitters import cone_falloff, env_radiance
 from .intersect import scene_hit, scene_occluded
 from .rng import rand01
 from .sampling import warp
@@ -56,10 +57,9 @@ def push_ray(stack, sp, ox, oy, oz, dx, dy, dz, wr, wg, wb, depth):
 
 @njit(cache=True, inline="always")
 def background(env, dx, dy, dz):
-    """Radiance (r, g, b) of a ray that escapes: the cube map, else the background colour."""
-    if env.has_cube:
-        return cube_rgb(env.cube, dx, dy, dz)
-    return env.background[0], env.background[1], env.background[2]
+    """Radiance (r, g, b) of a ray that escapes: the environment map (cube or lat-long),
+    else the background colour."""
+    return env_radiance(env, dx, dy, dz)
 
 
 @njit(cache=True, inline="always")
@@ -73,8 +73,8 @@ def phong(intensity, n_dot_l, l_dot_r, shininess, kd, ks):
 @njit(cache=True, inline="always")
 def light_direction(lights, li, px, py, pz):
     """-> (ok, unit direction p -> light (3), distance, fall-off factor) of light ``li``:
-    ``1 / (attenuation d^2)`` for a point light (1 without attenuation), 1 for a
-    directional one (at infinity)."""
+    ``1 / (attenuation d^2)`` for a point light (1 without attenuation), times the cone's
+    falloff for a spot (not ok outside its cone), 1 for a directional one (at infinity)."""
     if lights.kind[li] == LIGHT_POINT:
         lx = lights.pos_dir[li, 0] - px
         ly = lights.pos_dir[li, 1] - py
@@ -82,9 +82,14 @@ def light_direction(lights, li, px, py, pz):
         dist = math.sqrt(lx * lx + ly * ly + lz * lz)
         if dist == 0.0:
             return False, 0.0, 0.0, 0.0, 0.0, 0.0
+        lx, ly, lz = lx / dist, ly / dist, lz / dist
+        ax = lights.axis
+        cone = cone_falloff(lights.cone, li, -(ax[li, 0] * lx + ax[li, 1] * ly + ax[li, 2] * lz))
+        if not cone > 0.0:
+            return False, 0.0, 0.0, 0.0, 0.0, 0.0
         att = lights.attenuation[li]
-        fall = 1.0 / (att * dist * dist) if att > 0.0 else 1.0
-        return True, lx / dist, ly / dist, lz / dist, dist, fall
+        fall = cone / (att * dist * dist) if att > 0.0 else cone
+        return True, lx, ly, lz, dist, fall
     return True, -lights.pos_dir[li, 0], -lights.pos_dir[li, 1], -lights.pos_dir[li, 2], INF, 1.0
 
 

@@ -220,9 +220,9 @@ def _check_lights(data, bindings):
         i = _unique(found, name, where, "light")
         _check_keys(tracks, where)
         kind = data["lights"][i]["type"]
-        if "position" in tracks and kind != "point":
+        if "position" in tracks and kind not in ("point", "spot"):
             raise _error(where + ["position"], "a directional light has a direction, not a position")
-        if "direction" in tracks and kind != "directional":
+        if "direction" in tracks and kind not in ("directional", "spot"):
             raise _error(where + ["direction"], "a point light has a position, not a direction")
 
 

@@ -5,26 +5,38 @@ power (next-event estimation picks one entry per shading point):
 
 - each triangle of an emissive shape: ``pi * area * mean(radiance)`` (one-sided);
 - each emissive sphere: ``pi * area * mean(radiance)`` (it emits outward);
-- point lights: ``4 pi * mean(intensity)``; directional lights: ``pi R^2 * mean(E)``,
+- point lights: ``4 pi * mean(intensity)``; spot lights ``2 pi (1 - cos(outer angle)) *
+  mean(intensity)`` (their cone's solid angle); directional lights: ``pi R^2 * mean(E)``,
   with R the radius of the scene's bounding sphere;
-- the environment (constant colour or cube map): ``4 pi^2 R^2 * mean(L)`` (the power
-  crossing the scene's bounding sphere; pbrt's estimate).
+- the environment (constant colour, cube map or lat-long map): ``4 pi^2 R^2 * mean(L)``
+  (the power crossing the scene's bounding sphere; pbrt's estimate).
 
 Units (the course's, see ``docs/mitsuba-mapping.md``): a point light of ``color`` I and
 ``attenuation`` a has radiant intensity ``pi * I / a`` W/sr (``pi * I`` without
 attenuation; the path tracer always applies the physical ``1 / d^2`` fall-off); a
 directional light of ``color`` I has irradiance ``pi * I``.
 
-Cube maps are importance sampled texel by texel: each texel's weight is its mean colour
-(the largest in its 3 x 3 neighbourhood, because lookups are bilinear) times its solid
-angle, plus a floor of 1e-3 of the average so that no direction has zero density.
+The environment (:class:`~raytrace.layout.Environment`, :func:`build_environment`) is
+one record for either map. Cube maps are importance sampled texel by texel: each
+texel's weight is its mean colour (the largest in its 3 x 3 neighbourhood, because
+lookups are bilinear) times its solid angle, plus a floor of 1e-3 of the average so that
+no direction has zero density. Lat-long maps cell by cell (the patch between four texel
+centres, where the bilinear lookup blends those four texels): weight = the mean of its
+four texels' mean colours (the integral of the bilinear blend over the cell, per unit of
+(u, v)) times the cell's solid angle, plus the same floor; within a cell directions are
+uniform in solid angle, so the density is the cell's probability over its solid angle.
 """
 import math
+import pathlib
 
 import numpy as np
 
-from ..layout import (ENV_CONSTANT, ENV_CUBE, ENV_NONE, LIGHT_DIRECTIONAL, LIGHT_ENV, LIGHT_POINT,
-                      LIGHT_SPHERE, LIGHT_TRIANGLE, Lights)
+from ..errors import SceneError
+from ..layout import (CONE_NONE, CONE_WIDTH, ENV_CONSTANT, ENV_CUBE, ENV_LATLONG, ENV_NONE,
+                      LIGHT_DIRECTIONAL, LIGHT_ENV, LIGHT_POINT, LIGHT_SPHERE, LIGHT_TRIANGLE,
+                      Environment, Lights)
+from .lights import spot_cone
+from .transforms import compose, to_numpy
 
 
 def scene_bounds(geo):
@@ -87,9 +99,109 @@ def guide_table(cdf, buckets=None):
     return np.clip(np.searchsorted(cdf, u, side="right") - 1, 0, max(n - 1, 0)).astype(np.int64)
 
 
-def build_lights(data, geo, cube=None):
+def latlong_cell_power(img):
+    """(H - 1, W): the integral over each cell of an (H, W, 3) lat-long map of its mean
+    colour, in solid angle: the mean of the cell's four texels times its solid angle."""
+    from ..envmap import cell_solid_angles
+    lum = img.astype(np.float64).mean(axis=2)
+    right = np.roll(lum, -1, axis=1)                    # column i + 1, wrapping
+    mean4 = 0.25 * (lum[:-1] + right[:-1] + lum[1:] + right[1:])
+    return mean4 * cell_solid_angles(*img.shape[:2])[:, None]
+
+
+def latlong_cell_weights(img):
+    """(H - 1, W) non-negative sampling weights of the cells of an (H, W, 3) lat-long map
+    (see the module docs), the floor included."""
+    w = latlong_cell_power(img)
+    total = w.sum()
+    floor = 1e-3 * (total / w.size if total > 0 else 1.0)
+    return w + floor
+
+
+def _tables(weights):
+    """pmf, cdf (normalised, cdf[-1] = 1) and guide table of non-negative weights."""
+    w = np.ascontiguousarray(weights, np.float64).ravel()
+    pmf = w / w.sum()
+    cdf = np.concatenate([[0.0], np.cumsum(pmf)])
+    cdf /= cdf[-1]
+    cdf[-1] = 1.0
+    return pmf, cdf, guide_table(cdf)
+
+
+def environment_rotation(steps, where="background.transform"):
+    """The (3, 3) rotation of an environment's ``transform`` steps (map -> world, as
+    Mitsuba's ``to_world``); anything but a rotation is refused."""
+    m = to_numpy(compose(steps, where.rsplit(".", 1)[0]))
+    r = m[:3, :3]
+    if (np.abs(r.T @ r - np.eye(3)).max() > 1e-9 or np.linalg.det(r) < 0
+            or np.abs(m[:3, 3]).max() > 0 or np.abs(m[3] - [0, 0, 0, 1]).max() > 0):
+        raise SceneError(where, "must be a rotation (an environment has no position, size or mirror "
+                                "image: use rotate_x, rotate_y, rotate_z, rotate or a rotation matrix)")
+    return r
+
+
+def build_environment(background, base_dir):
+    """The scene's :class:`~raytrace.layout.Environment` from its ``background`` dict
+    (validated): ``color``, ``ambient``, a ``cube_map`` folder or an ``envmap`` image
+    (relative to ``base_dir``) with its ``scale`` and ``transform``."""
+    from ..cubemap import load_cube_map
+    from ..envmap import MIN_HEIGHT, MIN_WIDTH, cell_solid_angles, read_environment_image
+
+    color = np.asarray(background.get("color", [0.0, 0.0, 0.0]), np.float64)
+    ambient = np.asarray(background.get("ambient", [0.0, 0.0, 0.0]), np.float64)
+    to_map = np.ascontiguousarray(environment_rotation(background.get("transform")).T)
+    one = np.ones(1)
+    if "cube_map" in background:
+        texels = load_cube_map(pathlib.Path(base_dir) / background["cube_map"])
+        kind = ENV_CUBE
+    elif "envmap" in background:
+        img = read_environment_image(pathlib.Path(base_dir) / background["envmap"], "background.envmap")
+        if img.shape[1] < MIN_WIDTH or img.shape[0] < MIN_HEIGHT:
+            raise SceneError("background.envmap", f"environment map {background['envmap']} is "
+                             f"{img.shape[1]} x {img.shape[0]} texels; it needs at least "
+                             f"{MIN_WIDTH} x {MIN_HEIGHT}")
+        texels, kind = img[None], ENV_LATLONG
+    else:
+        kind = ENV_CONSTANT if color.max() > 0.0 else ENV_NONE
+        return Environment(kind, color, ambient, np.zeros((1, 1, 1, 3), np.float32), to_map, one,
+                           np.array([0.0, 1.0]), np.zeros(1, np.int64), one)
+    scale = float(background.get("scale", 1.0))
+    if scale != 1.0:
+        texels = texels * np.float32(scale)
+        if not np.isfinite(texels).all():
+            raise SceneError("background.scale", f"{scale:g} times the map's largest value "
+                             f"({float(texels.max() / scale):g}) overflows float32")
+    texels = np.ascontiguousarray(texels, np.float32)
+    if kind == ENV_CUBE:
+        pmf, cdf, guide = _tables(cube_texel_weights(texels))
+        density = one
+    else:
+        h, w = texels.shape[1:3]
+        pmf, cdf, guide = _tables(latlong_cell_weights(texels[0]))
+        density = np.ascontiguousarray((pmf.reshape(h - 1, w) / cell_solid_angles(h, w)[:, None]).ravel())
+    return Environment(kind, color, ambient, texels, to_map, pmf, cdf, guide, density)
+
+
+def environment_mean(env):
+    """The mean radiance (over channels and the sphere of directions) of an environment."""
+    if env.kind == ENV_CONSTANT:
+        return float(env.color.mean())
+    if env.kind == ENV_CUBE:
+        size = env.texels.shape[1]
+        return float((env.texels.astype(np.float64).mean(axis=3) * texel_solid_angles(size)[None]).sum()
+                     / (4 * math.pi))
+    if env.kind == ENV_LATLONG:
+        return float(latlong_cell_power(env.texels[0]).sum() / (4 * math.pi))
+    return 0.0
+
+
+def build_lights(data, geo, env=None):
     """Light arrays of a loaded scene: ``data`` its validated dict, ``geo`` its
-    :class:`~raytrace.layout.Geometry`, ``cube`` the (6, S, S, 3) cube map or None."""
+    :class:`~raytrace.layout.Geometry`, ``env`` its :class:`~raytrace.layout.Environment`
+    (:func:`build_environment`; None: the background colour only, no map)."""
+    if env is None:
+        bg = {k: v for k, v in data.get("background", {}).items() if k in ("color", "ambient")}
+        env = build_environment(bg, ".")
     center, radius = scene_bounds(geo)
     kinds, index, power = [], [], []
     tri_entry = np.full(len(geo.tri_mat), -1, np.int64)
@@ -109,14 +221,16 @@ def build_lights(data, geo, cube=None):
         kinds.append(LIGHT_SPHERE)
         index.append(int(s))
         power.append(math.pi * _ellipsoid_area(geo.sph_o2w[s, :, :3]) * geo.emission[geo.sph_emit[s]].mean())
-    delta_pos, delta_val = [], []
-    for light in data.get("lights", []):
+    delta_pos, delta_val, delta_axis, delta_cone = [], [], [], []
+    for i, light in enumerate(data.get("lights", [])):
         color = np.asarray(light.get("color", [1.0, 1.0, 1.0]), np.float64)
-        if light["type"] == "point":
+        axis, cone = spot_cone(light, f"lights[{i}]")
+        if light["type"] in ("point", "spot"):
             val = math.pi * color / light.get("attenuation", 1.0)
             delta_pos.append(np.asarray(light["position"], np.float64))
             kinds.append(LIGHT_POINT)
-            power.append(4.0 * math.pi * val.mean())
+            solid_angle = 4.0 * math.pi if cone[0] == CONE_NONE else 2.0 * math.pi * (1.0 - cone[1])
+            power.append(solid_angle * val.mean())
         else:
             d = np.asarray(light["direction"], np.float64)
             val = math.pi * color
@@ -124,25 +238,15 @@ def build_lights(data, geo, cube=None):
             kinds.append(LIGHT_DIRECTIONAL)
             power.append(math.pi * radius * radius * val.mean())
         delta_val.append(val)
+        delta_axis.append(axis)
+        delta_cone.append(cone)
         index.append(len(delta_pos) - 1)
-    bg = data.get("background", {})
-    env_const = np.asarray(bg.get("color", [0.0, 0.0, 0.0]), np.float64)
-    env_kind, env_entry, size = ENV_NONE, -1, 0
-    env_pmf = np.ones(1)
-    if cube is not None:
-        env_kind, size = ENV_CUBE, cube.shape[1]
-        w = cube_texel_weights(cube).ravel()
-        env_pmf = w / w.sum()
-        mean_l = float((cube.astype(np.float64).mean(axis=3) * texel_solid_angles(size)[None]).sum()
-                       / (4 * math.pi))
-    elif env_const.max() > 0.0:
-        env_kind = ENV_CONSTANT
-        mean_l = float(env_const.mean())
-    if env_kind != ENV_NONE:
+    env_entry = -1
+    if env.kind != ENV_NONE:
         env_entry = len(kinds)
         kinds.append(LIGHT_ENV)
         index.append(0)
-        power.append(4.0 * math.pi ** 2 * radius * radius * mean_l)
+        power.append(4.0 * math.pi ** 2 * radius * radius * environment_mean(env))
     power = np.asarray(power, np.float64)
     power = np.where(np.isfinite(power) & (power > 0), power, 0.0)
     total = power.sum()
@@ -151,17 +255,15 @@ def build_lights(data, geo, cube=None):
     if total > 0:
         cdf /= cdf[-1]
         cdf[-1] = 1.0
-    env_cdf = np.concatenate([[0.0], np.cumsum(env_pmf)])
-    env_cdf /= env_cdf[-1]
-    env_cdf[-1] = 1.0
+
+    def rows(values, width):
+        return np.ascontiguousarray(np.array(values, np.float64).reshape(-1, width))
+
     return Lights(
         kind=np.asarray(kinds, np.int64), index=np.asarray(index, np.int64),
         pmf=np.ascontiguousarray(pmf), cdf=np.ascontiguousarray(cdf),
         tri_entry=tri_entry, sph_entry=sph_entry,
-        delta_pos=np.ascontiguousarray(np.array(delta_pos, np.float64).reshape(-1, 3)),
-        delta_val=np.ascontiguousarray(np.array(delta_val, np.float64).reshape(-1, 3)),
-        env_const=np.ascontiguousarray(env_const),
-        env_pmf=np.ascontiguousarray(env_pmf), env_cdf=np.ascontiguousarray(env_cdf),
-        env_guide=guide_table(env_cdf),
-        env_kind=int(env_kind), env_entry=int(env_entry), cube_size=int(size),
+        delta_pos=rows(delta_pos, 3), delta_val=rows(delta_val, 3),
+        delta_axis=rows(delta_axis, 3), delta_cone=rows(delta_cone, CONE_WIDTH),
+        env_entry=int(env_entry),
     )

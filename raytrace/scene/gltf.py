@@ -958,10 +958,26 @@ def light_dict(doc, world, light, lw):
         # irradiance E = intensity (lux as W/m^2): our directional light has irradiance pi * color
         return {"type": "directional", "direction": d.tolist(),
                 "color": (colour * intensity / math.pi).tolist()}
-    # point and spot (the cone is not modelled): radiant intensity I = intensity (cd as W/sr);
-    # ours is pi * color / attenuation W/sr, falling off as 1/d^2 under both integrators
-    return {"type": "point", "position": world[:3, 3].tolist(), "color": (colour * intensity).tolist(),
-            "attenuation": math.pi}
+    # point and spot: radiant intensity I = intensity (cd as W/sr); ours is
+    # pi * color / attenuation W/sr, falling off as 1/d^2 under both integrators
+    out = {"type": "point", "position": world[:3, 3].tolist(), "color": (colour * intensity).tolist(),
+           "attenuation": math.pi}
+    if kind == "spot":
+        # the node's -z; the cone's angles in radians, the spec's smooth falloff
+        sw = f"{lw}.spot"
+        spot = doc.dict_(light, "spot", lw)
+        outer = doc.num(spot, "outerConeAngle", sw, math.pi / 4, 0.0, math.pi / 2)
+        inner = doc.num(spot, "innerConeAngle", sw, 0.0, 0.0, math.pi / 2)
+        if not outer > 0.0:
+            doc.fail(f"{sw}.outerConeAngle", f"must be > 0, got {outer!r}")
+        if not inner < outer:
+            doc.fail(f"{sw}.innerConeAngle", f"must be less than outerConeAngle ({outer:g}), got {inner!r}")
+        d = -world[:3, 2]
+        if not np.linalg.norm(d) > 1e-12:
+            doc.fail(lw, "the node's transform collapses the spot light's -z axis")
+        out.update(type="spot", direction=(d / np.linalg.norm(d)).tolist(),
+                   inner_cone_angle=math.degrees(inner), outer_cone_angle=math.degrees(outer))
+    return out
 
 
 def direct_scene(path):

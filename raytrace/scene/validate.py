@@ -209,6 +209,35 @@ def _check_file_objects(data):
                 raise SceneError(json_path(p + [key]), f"'{key}' needs an 'animation'")
 
 
+def _check_background(bg):
+    """One environment map at most; ``scale`` and ``transform`` only with one."""
+    if "cube_map" in bg and "envmap" in bg:
+        raise SceneError("background.envmap", "give one of 'cube_map' (a folder of six faces) or "
+                         "'envmap' (a latitude-longitude image), not both")
+    for key in ("scale", "transform"):
+        if key in bg and "cube_map" not in bg and "envmap" not in bg:
+            raise SceneError(f"background.{key}", "applies to an environment map: give 'envmap' or "
+                             "'cube_map' (the background colour has neither)")
+    if "transform" in bg:
+        from .emitters import environment_rotation
+        environment_rotation(bg["transform"])
+
+
+def _check_spots(data):
+    """A spot light's cone is Mitsuba's (cutoff_angle, beam_width) or glTF's
+    (inner_cone_angle, outer_cone_angle), not both; the angles are ordered."""
+    for i, light in enumerate(data.get("lights", [])):
+        if light.get("type") != "spot":
+            continue
+        mitsuba = [k for k in ("cutoff_angle", "beam_width") if k in light]
+        gltf = [k for k in ("inner_cone_angle", "outer_cone_angle") if k in light]
+        if mitsuba and gltf:
+            raise SceneError(f"lights[{i}].{gltf[0]}", f"give Mitsuba's cone ({', '.join(mitsuba)}) or "
+                             f"glTF's (inner_cone_angle, outer_cone_angle), not both")
+        from .lights import spot_cone
+        spot_cone(light, f"lights[{i}]")
+
+
 def _check_camera(cam):
     has_dir, has_at = "direction" in cam, "look_at" in cam
     if has_dir == has_at:
@@ -240,6 +269,8 @@ def validate_scene(data):
         err = _most_specific(_errors_sorted(deepest)[0])
         raise SceneError(json_path(list(err.absolute_path)), _describe(err))
     _check_camera(data["camera"])
+    _check_background(data.get("background", {}))
+    _check_spots(data)
     _check_materials(data)
     _check_emission(data)
     _check_prototypes(data)
