@@ -20,6 +20,7 @@ innermost function being typed. ``RAYTRACE_NUMBA_ERRORS=full`` (or the commands'
 import linecache
 import os
 import re
+import sys
 
 from userio.errors import UserError
 
@@ -54,11 +55,9 @@ def full_messages():
 
 def is_compile_error(exc):
     """Whether ``exc`` is Numba failing to compile a kernel (typing, lowering, unsupported)."""
-    try:
-        from numba.core.errors import NumbaError
-    except ImportError:
+    if "numba.core.errors" not in sys.modules:      # nothing compiled: not one (and Numba stays unimported)
         return False
-    return isinstance(exc, NumbaError)
+    return isinstance(exc, sys.modules["numba.core.errors"].NumbaError)
 
 
 def kernel_error(exc, full=None):
@@ -155,7 +154,6 @@ def _find_name(lines, func_name, name):
 
 
 def _module_for(path):
-    import sys
     path = os.path.abspath(path)
     for module in list(sys.modules.values()):
         if os.path.abspath(getattr(module, "__file__", None) or "") == path:
