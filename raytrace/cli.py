@@ -30,12 +30,12 @@ import sys
 import time
 
 from userio import cli as ucli
-from userio.outputs import Outputs
 
-from .errors import SceneError
-from .settings import option_errors
+from .errors import SceneError       # light (userio.errors); the package has imported it already
 
 PROG = "raytrace"
+# Nothing else at the top: what a command needs (NumPy first of all) is imported inside
+# main's userio.cli.run, so that Ctrl-C at any moment of the start exits 130 with one line.
 
 
 def _parser():
@@ -183,6 +183,7 @@ def _film_render(rmod, scene, settings, args, names, denoiser, show, overrides):
     if args.write_partial is not None:
         writer = PartialWriter(args.output, lambda img: aov_files.encode_color(
             args.output, img, aov_files.render_metadata(img, scene, settings), args.exr_half, args.encoding), PROG)
+    from .settings import option_errors
     aovs = tuple(dict.fromkeys(names + (GUIDES if denoiser else ())))
     try:
         with option_errors():
@@ -200,6 +201,8 @@ def _film_render(rmod, scene, settings, args, names, denoiser, show, overrides):
 
 
 def _merge(args):
+    from userio.outputs import Outputs
+
     from .film import aov_files
     from .image import FORMATS
     from .film.denoise import denoise_arrays, resolve
@@ -242,8 +245,10 @@ def _depth_range(args):
 
 
 def _render(args):
+    from userio.outputs import Outputs
+
     from .image import FLOAT_FORMATS, FORMATS
-    from .settings import check_overrides
+    from .settings import check_overrides, option_errors
 
     overrides = {"spp": args.spp, "bounces": args.bounces, "shadows": args.shadows,
                  "seed": args.seed, "filter": args.filter, "integrator": args.integrator,
@@ -357,6 +362,7 @@ def _samples_summary(info, settings):
 def _write_view(args, scene, overrides, outputs, t0, timers):
     from . import warmup
     from .image import encode_image
+    from .settings import option_errors
     from .views import render_view
     mode = args.view or "highlight"
     with option_errors(), warmup.notice_on_compile(not args.quiet) as compiling:

@@ -6,6 +6,7 @@ The lazy imports: ``userio/lazy.py`` (packages), the CLIs' heavy imports inside
 ``userio.cli.run``; Numba's cache set up by each kernel module (``raytrace/_numba_setup.py``,
 ``userio.numba_cache.KernelCacheScope``)."""
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -112,6 +113,83 @@ def test_ctrl_c_while_numba_is_imported_exits_130_with_one_line(command, tmp_pat
     assert status == 130, lines
     assert lines == [f"{command}: interrupted; nothing written"], lines
     assert list(out.iterdir()) == []
+
+
+def _raytrace_starts(tmp):
+    """``raytrace`` commands that run long enough for a Ctrl-C during their start to land
+    before their end: the console script a user runs (its first import is ``raytrace.cli``)
+    and ``python -m raytrace``."""
+    script = str(pathlib.Path(sys.executable).with_name("raytrace"))
+    render = ["render", "scenes/spheres.json", "-o", f"{tmp}/o.png", "--size", "1600", "1600", "--spp", "256"]
+    return {
+        "script render": [script, *render],
+        "script view": [script, "view", "scenes/spheres.json", "--no-browser", "--save-dir", tmp],
+        "script animate": [script, "animate", "scenes/animation/orbit.json", "-o", f"{tmp}/frames",
+                           "--frames", "0:64", "--size", "800", "600"],
+        "module render": ["-m", "raytrace", *render],
+    }
+
+
+@pytest.mark.parametrize("start_as", ["script render", "script view", "script animate", "module render"])
+def test_ctrl_c_while_numpy_is_imported_exits_130_with_one_line(start_as, tmp_path):
+    """Issue 39, row 15: NumPy is the first heavy import of every ``raytrace`` command; a
+    Ctrl-C while it is imported (0.2-0.3 s after the start) ends with the one line, never
+    a traceback: the entry module imports nothing heavy before the handler is in place."""
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = start(_raytrace_starts(str(out))[start_as], cwd=REPO)
+    seen = interrupt_after(proc, r"\|\s+numpy\.\w")                # an import inside numpy's has finished
+    status, lines = finish(proc)
+    assert seen, lines
+    assert status == 130, lines
+    assert lines == ["raytrace: interrupted; nothing written"], lines
+    assert list(out.iterdir()) == []
+
+
+_TURNED = """
+import signal, sys
+from userio.cli import run
+
+def body(convert):
+    try:
+        signal.raise_signal(signal.SIGINT)          # Ctrl-C, here and now
+    except KeyboardInterrupt:
+        if convert:                                 # what NumPy's import makes of it
+            raise ImportError("PyCapsule_Import could not import module 'datetime'") from None
+        raise
+    return 0
+
+sys.exit(run("tool", body, sys.argv[1] == "convert"))
+"""
+
+
+@pytest.mark.parametrize("how", ["convert", "plain"])
+def test_an_interrupt_turned_into_another_error_is_still_130(how):
+    """A library that turns the KeyboardInterrupt into another error (NumPy's import makes
+    an ImportError of it) still ends as an interrupt, not as an internal error."""
+    out = subprocess.run([sys.executable, "-c", _TURNED, how], cwd=REPO, capture_output=True, text=True,
+                         timeout=120)
+    assert (out.returncode, out.stderr) == (130, "tool: interrupted; nothing written\n")
+
+
+def test_an_error_without_an_interrupt_is_still_a_bug():
+    """Negative control: the same ImportError without a Ctrl-C is a bug (status 3)."""
+    body = _TURNED.replace("signal.raise_signal(signal.SIGINT)", "raise KeyboardInterrupt")
+    out = subprocess.run([sys.executable, "-c", body, "convert"], cwd=REPO, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 3 and out.stderr.startswith("tool: internal error (a bug"), out.stderr
+
+
+def test_the_entry_module_imports_nothing_heavy():
+    """What the console script imports before main() puts the handler in place: the
+    standard library's light modules and the project's error types, never NumPy."""
+    out = subprocess.run([sys.executable, "-c", "import sys; import raytrace.cli; "
+                          "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+                          "('numpy', 'numba', 'raytrace', 'userio')))"],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert eval(out.stdout) == ["raytrace", "raytrace.cli", "raytrace.errors", "userio", "userio.cli",
+                                "userio.errors", "userio.lazy"]
 
 
 def _help_text(module, argv, capsys):

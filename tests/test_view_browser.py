@@ -1,9 +1,13 @@
 """The live preview in a real browser (headless Chromium through tests/cdp.py): the page
 loads and shows the image, an edit of the scene file changes the picture where the edit
 is and nowhere else, a drag orbits the camera, the wheel dollies, hovering names the
-object, a broken edit shows its one line. Screenshots go to tests/output/ to be looked at."""
+object, a broken edit shows its one line; the page works under its Content-Security-Policy,
+another site's page cannot frame it, and numbers out of range leave it updating (issue 39,
+rows 1 and 3). Screenshots go to tests/output/ to be looked at."""
 import io
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
@@ -108,5 +112,128 @@ def test_page_edit_drag_wheel_hover_and_error(tmp_path, chromium, output_dir):
                 "JSON.stringify(document.getElementById('frame').getBoundingClientRect())"))
             bx, by = round(box2["x"]), round(box2["y"])
             assert np.array_equal(broken[by:by + H, bx:bx + W], region_after)
+    finally:
+        viewer.kill()
+
+
+def _csp_reports(browser):
+    """The console's entries so far (Log.enable replays them) that name the
+    Content-Security-Policy: what the policy refused on the page."""
+    browser.send("Log.enable")
+    browser.evaluate("1")                          # the replayed entries arrive before this reply
+    return [e["params"]["entry"]["text"] for e in browser._events
+            if e.get("method") == "Log.entryAdded" and "Content Security Policy" in e["params"]["entry"]["text"]]
+
+
+def _foreign_site(viewer_port):
+    """Another site's page (http://localhost:PORT, another origin than 127.0.0.1) with two
+    frames: the preview itself, and a copy of the preview's page and style served by that
+    site without the preview's headers (the control: a page that can be framed)."""
+    def fetch(path):
+        return viewer_request(viewer_port, path)
+
+    class Site(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            page = (f'<iframe id="preview" src="http://127.0.0.1:{viewer_port}/" width="400" height="300" '
+                    f'onload="this.dataset.loaded=1"></iframe>'
+                    '<iframe id="copy" src="/copy/" width="400" height="300" '
+                    'onload="this.dataset.loaded=1"></iframe>').encode()
+            body, kind = {"/": (page, "text/html"), "/copy/": (fetch("/"), "text/html"),
+                          "/copy/style.css": (fetch("/style.css"), "text/css")}.get(self.path, (b"", "text/plain"))
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+    site = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    return site
+
+
+def viewer_request(port, path):
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request("GET", path)
+        return conn.getresponse().read()
+    finally:
+        conn.close()
+
+
+def _mean_in(browser, shot, element_id):
+    box = json.loads(browser.evaluate(
+        f"JSON.stringify(document.getElementById('{element_id}').getBoundingClientRect())"))
+    x, y, w, h = (round(box[k]) for k in ("x", "y", "width", "height"))
+    return shot[y + 4:y + h - 4, x + 4:x + w - 4].mean()
+
+
+def test_another_site_cannot_frame_the_preview(tmp_path, chromium, output_dir):
+    """Row 1: a page of another site embeds the preview in a frame, as a clickjacking page
+    would: the browser refuses to show it (X-Frame-Options, CSP frame-ancestors), while a
+    copy of the same page without those headers shows in the frame beside it."""
+    path = tmp_path / "probe.json"
+    write_scene(path, probe_scene(size=(W, H)))
+    viewer = Viewer(path)
+    site = None
+    try:
+        viewer.wait(done_after())
+        site = _foreign_site(viewer.port)
+        with Browser(900, 400, timeout=120, chromium=chromium) as browser:
+            browser.open(f"http://localhost:{site.server_address[1]}/")
+            browser.wait_for("[...document.querySelectorAll('iframe')].every((f) => f.dataset.loaded)",
+                             deadline_s=DEADLINE)
+            shot = _shot(browser, output_dir / "7_framed_by_another_site.png")
+            assert _mean_in(browser, shot, "copy") < 60              # the page's dark background: framed
+            assert _mean_in(browser, shot, "preview") > 150          # Chromium's light "refused" page
+    finally:
+        if site is not None:
+            site.shutdown()
+        viewer.kill()
+
+
+def test_the_page_works_under_its_policy_and_survives_numbers_out_of_range(tmp_path, chromium, output_dir):
+    """Rows 1 and 3 in the page: nothing on it is refused by its Content-Security-Policy;
+    numbers no camera can take are refused with their line and change nothing; the wheel
+    turned far beyond the largest distance leaves a finite camera; the page goes on
+    showing every new frame (a camera at Infinity once stopped it: its JSON.parse failed)."""
+    import raytrace.view.orbit as orbit
+    path = tmp_path / "probe.json"
+    write_scene(path, probe_scene(size=(W, H)))
+    viewer = Viewer(path)
+    try:
+        with Browser(900, 560, timeout=120, chromium=chromium) as browser:
+            browser.open(f"http://127.0.0.1:{viewer.port}/")
+            first = viewer.wait(done_after())
+            _shown(browser, first["frame"]["id"])
+            assert _csp_reports(browser) == []
+            replies = browser.evaluate("""Promise.all(['{"dolly": 1e308}', '{"dolly": 1e999}',
+                '{"orbit": [1e308, 0]}'].map((body) => fetch('/camera', {method: 'POST',
+                headers: {'Content-Type': 'application/json'}, body})
+                .then(async (r) => [r.status, (await r.json()).error])))""")
+            assert replies == [[400, "dolly: must be within 0.001 .. 1000, got 1e+308"],
+                               [400, "numbers must be finite, got 1e999"],
+                               [400, "orbit: must be within -360 .. 360, got 1e+308"]]
+            assert viewer.state()["generation"] == first["generation"]
+            box = json.loads(browser.evaluate(
+                "JSON.stringify(document.getElementById('frame').getBoundingClientRect())"))
+            x, y = round(box["x"]) + W // 2, round(box["y"]) + H // 2
+            for _ in range(80):                  # 1.1^5 each: together far beyond the largest distance
+                browser.wheel(x, y, 500)
+            far = viewer.wait(lambda s: np.linalg.norm(s["camera"]["center"]) >= orbit.MAX_DISTANCE * (1 - 1e-9)
+                              and done_after(first["generation"])(s))
+            _shown(browser, far["frame"]["id"])
+            assert browser.evaluate("document.getElementById('saved').textContent") == ""   # none refused
+            snippet = json.loads(viewer.request("GET", "/camera.json")[2])["camera"]
+            assert np.isfinite(snippet["center"]).all()
+            # and the page still follows: an edit of the file shows
+            write_scene(path, probe_scene(left=(0.1, 0.9, 0.1), size=(W, H)))
+            edited = viewer.wait(done_after(far["generation"]))
+            _shown(browser, edited["frame"]["id"])
+            assert int(browser.evaluate("document.body.dataset.version")) >= edited["version"]
+            _shot(browser, output_dir / "8_after_numbers_out_of_range.png")
+            assert _csp_reports(browser) == []
     finally:
         viewer.kill()

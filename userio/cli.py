@@ -90,22 +90,63 @@ def bug_text(exc):
     return f"{type(exc).__name__}: {one_line(first)}"
 
 
+class _Interrupts:
+    """While in place (a ``with`` block in the main thread, where Ctrl-C is not ignored),
+    SIGINT raises ``KeyboardInterrupt`` as Python's own handler does and is remembered in
+    ``seen``: an error that a library made of the interrupt (NumPy's import turns it into
+    an ``ImportError``: CPython's ``PyCapsule_Import`` replaces the exception) still ends
+    as an interrupt."""
+
+    def __init__(self):
+        self.seen = False
+        self._previous = None
+
+    def _handler(self, signum, frame):
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        import signal
+        import threading
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            import signal
+            if signal.getsignal(signal.SIGINT) == self._handler:     # not replaced by the body meanwhile
+                signal.signal(signal.SIGINT, self._previous)
+
+
 def run(prog, body, *args, **kwargs):
     """Call ``body(*args, **kwargs)`` and map its outcome to an exit status.
 
-    ``body`` returns an int status or None (0)."""
+    ``body`` returns an int status or None (0). Ctrl-C at any moment (a
+    ``KeyboardInterrupt``, or whatever a library made of it) is status 130 and one line."""
+    interrupts = _Interrupts()
     try:
-        status = body(*args, **kwargs)
+        with interrupts:
+            status = body(*args, **kwargs)
+    except KeyboardInterrupt:
+        return _interrupted(prog)
     except (UserError, MemoryError, OSError) as exc:
+        if interrupts.seen:
+            return _interrupted(prog)
         print(f"{prog}: error: {error_text(exc)}", file=sys.stderr)
         return EXIT_IO if isinstance(exc, OSError) else EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted; nothing written", file=sys.stderr)
-        return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, said plainly
+        if interrupts.seen:
+            return _interrupted(prog)
         if os.environ.get("USERIO_TRACEBACK"):
             raise
         print(f"{prog}: internal error (a bug; USERIO_TRACEBACK=1 shows where): {bug_text(exc)}",
               file=sys.stderr)
         return EXIT_INTERNAL
     return EXIT_OK if status is None else int(status)
+
+
+def _interrupted(prog):
+    print(f"{prog}: interrupted; nothing written", file=sys.stderr)
+    return EXIT_INTERRUPTED

@@ -4,12 +4,14 @@
                   [--integrator whitted|path] [--save-dir DIR]
 
 Prints the page's address on standard error once it is served, then one line per
-notice (errors, reloads, compiling). Ctrl-C stops it: exit status 130, the port released.
-Bad options exit with 2 before anything is served; a scene that fails to load does not:
-the page shows its error until the file is fixed.
+notice (errors, reloads, compiling). Ctrl-C stops it at once, whatever its threads are
+doing: exit status 130, the port released (:func:`_stop`). Bad options exit with 2
+before anything is served; a scene that fails to load does not: the page shows its error
+until the file is fixed.
 """
 import errno
 import os
+import signal
 import sys
 
 from ..errors import SceneError
@@ -51,7 +53,8 @@ def _open_browser(url):
 
 
 def run(args):
-    """Body of ``raytrace view``; returns the exit status (130 after Ctrl-C)."""
+    """Body of ``raytrace view``: serves until Ctrl-C, which ends the process with status
+    130 (:func:`_stop`)."""
     import pathlib
 
     from ..settings import check_overrides, option_errors
@@ -64,34 +67,50 @@ def run(args):
         raise SceneError("--port", f"must be within 0 .. 65535, got {args.port}")
     scene = pathlib.Path(args.scene)
     if not scene.is_file():
-        raise SceneError(None, "file not found", file=str(scene))
+        raise SceneError(None, "not a regular file" if scene.exists() else "file not found", file=str(scene))
     save_dir = pathlib.Path(args.save_dir)
     if not save_dir.is_dir():
         raise SceneError("--save-dir", f"{save_dir} is not a folder")
 
     from .server import ViewServer
     from .session import Session
-    session = Session(scene, overrides, log=sys.stderr)
     try:
-        server = ViewServer(session, args.port, save_dir)
+        server = ViewServer(args.port, save_dir)          # the port first: a taken one costs nothing
     except OSError as exc:
-        session.close()
         if exc.errno == errno.EADDRINUSE:
             raise SceneError("--port", f"127.0.0.1:{args.port} is in use (--port 0 picks a free one)") from None
+        if exc.errno == errno.EACCES:
+            raise SceneError("--port", f"127.0.0.1:{args.port}: permission denied (ports below 1024 need "
+                                       "root)") from None
         raise
-    except BaseException:
-        session.close()
-        raise
+    session = None
     try:
+        server.session = session = Session(scene, overrides, log=sys.stderr)
         print(f"raytrace view: {server.url} ({scene}; Ctrl-C to stop)", file=sys.stderr, flush=True)
         if not args.no_browser:
             _open_browser(server.url)
         server.serve_forever(poll_interval=0.25)
     except KeyboardInterrupt:
-        print("raytrace view: stopped", file=sys.stderr, flush=True)
-        return 130
+        _stop(server)
     finally:
         server.stopping.set()
-        session.close()
         server.server_close()
+        if session is not None:
+            session.close()
     return 0
+
+
+def _stop(server):
+    """Ctrl-C: release the port, let a save that is being written finish (at most a
+    second), say so and end the process with status 130 at once. The render thread may be
+    inside a kernel call, which cannot be interrupted, and the kernels' row threads would
+    hold a normal exit until the call ends: the process ends without waiting for them
+    (every file it writes is complete or absent, see :mod:`raytrace.view.savefile`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)        # a second Ctrl-C changes nothing now
+    server.stopping.set()
+    server.server_close()
+    if server.saving.acquire(timeout=1.0):
+        server.saving.release()
+    print("raytrace view: stopped", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(130)

@@ -11,13 +11,17 @@ kept as it is.
   the eye moves up); the distance to the look-at point is kept, and the angle between the
   view direction and ``up`` stays within [1, 179] degrees so the view never flips;
 - dolly by ``factor``: the eye moves along the view ray to ``factor`` times its distance
-  (above 1: away), never closer than 1e-6 of where it started.
+  (above 1: away), never closer than 1e-6 of where it started, and its distance stays
+  within :data:`MIN_DISTANCE` .. :data:`MAX_DISTANCE`, so that no number of dollies makes
+  the camera non-finite or puts the eye on the look-at point.
 """
 import math
 
 import numpy as np
 
 MIN_POLAR_DEG = 1.0           # the view direction stays this far from +-up
+MIN_DISTANCE = 1e-9           # the eye's distance from the look-at point after a dolly
+MAX_DISTANCE = 1e12
 
 
 def look_at_form(cam, distance):
@@ -66,8 +70,12 @@ def dolly(cam, factor):
     """The look-at form camera ``cam`` with the eye at ``factor`` times its distance from
     the look-at point (module docstring)."""
     eye, target = np.asarray(cam["center"], np.float64), np.asarray(cam["look_at"], np.float64)
-    factor = max(float(factor), 1e-6)
-    return dict(cam, center=_list(target + (eye - target) * factor))
+    offset = eye - target
+    dist = float(np.linalg.norm(offset))
+    if not dist > 0:                          # no view direction to move along
+        return dict(cam)
+    new = min(max(dist * max(float(factor), 1e-6), MIN_DISTANCE), MAX_DISTANCE)
+    return dict(cam, center=_list(target + offset * (new / dist)))
 
 
 def snippet(cam):

@@ -249,35 +249,27 @@ class Session:
 
     def save(self, fmt, folder, exposure=0.0):
         """Write the current frame to ``folder`` as ``<scene>-view-NNN.png|exr`` (the first
-        free number; nothing is replaced) through the renderer's writers -> the path.
-        PNG: sRGB-encoded with ``exposure`` (stops) applied, debug views as shown;
+        free number, taken atomically: nothing is replaced, no symlink followed,
+        :func:`raytrace.view.savefile.write_new`) through the renderer's encoders -> the
+        path. PNG: sRGB-encoded with ``exposure`` (stops) applied, debug views as shown;
         EXR: linear radiance (or the view's colours) as rendered, without exposure."""
-        from userio.outputs import write_bytes_atomic
-
         from ..image import encode_image
+        from .savefile import write_new
         if fmt not in ("png", "exr"):
             raise SceneError("format", f"must be png or exr, got {fmt!r}")
         exposure = _number(exposure, "exposure")
         f = self.frame
         if f is None:
             raise SceneError("save", "no image yet")
-        folder = pathlib.Path(folder)
         with self._save_lock:
-            k = 1
-            while True:
-                path = folder / f"{self.scene_path.stem}-view-{k:03d}.{fmt}"
-                if not path.exists():
-                    break
-                k += 1
             if fmt == "png":
                 data = f.png(exposure)
             else:
                 meta = {"view": f.mode, "spp": f.spp, "integrator": f.integrator, "scene": str(self.scene_path)}
                 if f.info is not None:
                     meta = dict(dataclasses.asdict(f.info), view=f.mode, scene=str(self.scene_path))
-                data = encode_image(path, f.image, metadata=meta)
-            write_bytes_atomic(path, data)
-        return path
+                data = encode_image("frame.exr", f.image, metadata=meta)
+            return write_new(folder, f"{self.scene_path.stem}-view-", f".{fmt}", data)
 
     def close(self):
         """Stop watching and rendering (waits a few seconds for the worker's current pass)."""
@@ -336,10 +328,13 @@ class Session:
         self._set(message="loading")
         before = stamps([self.scene_path, *self.watcher.paths])
         scene, files, error = files_read(load_scene, self.scene_path)
-        watched = {self.scene_path.resolve(), *files}
+        # the scene's own path, not where a symlink at it points (that may be /dev/zero)
+        watched = {self.scene_path.absolute(), *files}
         if scene is not None:
             watched |= named_files(scene.data, scene.base_dir)
-        self.watcher.watch(sorted(watched), {p.resolve(): s for p, s in before.items()})
+        else:                                 # a failed load keeps watching what it had
+            watched |= {p.absolute() for p in before}
+        self.watcher.watch(sorted(watched), {p.absolute(): s for p, s in before.items()})
         if error is not None:
             raise error
         anim = animated(scene) if "animation" in scene.data else None

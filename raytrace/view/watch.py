@@ -3,7 +3,11 @@
 A scene is its file plus every asset the loader reads: meshes, their MTL files and
 textures, glTF buffers and images, skeletons, cube maps. :func:`files_read` records the
 files opened for reading while a function runs (Python's audit events, PEP 578: every
-``open`` of the loader and the image and mesh libraries it calls goes through them), and
+``open`` of the loader and the image and mesh libraries it calls goes through them). It
+also guards them: before each such file is opened, it is looked at (``stat``, which never
+blocks), and a file that is not a regular one (a FIFO, a device such as ``/dev/zero``, a
+socket) or is larger than :data:`MAX_FILE_BYTES` is refused with one line instead of
+being opened, so that loading never waits on a pipe or reads without end. It then
 :func:`named_files` adds every string in the scene dict that names an existing file
 relative to the scene's folder (for readers that open files outside Python, such as
 OpenEXR's). Python's own modules, compiled kernels and caches are not assets.
@@ -14,12 +18,16 @@ a scene has tens of files, not thousands, so the cost is a few ``stat`` calls.
 """
 import os
 import pathlib
+import stat
 import sys
 import threading
 
 # Files opened while loading that are never the user's assets: code, caches, compiled kernels.
 _NOT_ASSETS = (".py", ".pyc", ".so", ".nbi", ".nbc", ".pth", ".typed")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+MAX_FILE_BYTES = 1 << 30             # the largest file of a scene the preview reads (1 GiB)
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
 
 _recording = threading.local()       # .paths: the set being filled on this thread, or absent
 _hook_lock = threading.Lock()
@@ -39,7 +47,38 @@ def _audit(event, args):
         return
     if mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS:
         return
-    paths.add(os.fspath(path) if not isinstance(path, bytes) else os.fsdecode(path))
+    name = os.fspath(path) if not isinstance(path, bytes) else os.fsdecode(path)
+    paths.add(name)
+    problem = _refusal(name)
+    if problem is not None:
+        from ..errors import SceneError
+        error = SceneError(None, problem, file=name)
+        if _recording.refused is None:
+            _recording.refused = error
+        raise error
+
+
+def _refusal(name):
+    """Why the file ``name`` is not to be opened (one line), or None: it is not a regular
+    file, or it is larger than :data:`MAX_FILE_BYTES`. Code, Python's own files and
+    ``os.devnull`` are let through; a file that cannot be looked at is left to ``open``."""
+    if name == os.devnull or name.endswith(_NOT_ASSETS):
+        return None
+    absolute = pathlib.Path(os.path.abspath(name))
+    if any(d == absolute or d in absolute.parents for d in _recording.system):
+        return None
+    try:
+        st = os.stat(name)
+    except (OSError, ValueError):
+        return None
+    for test, kind in _KINDS:
+        if test(st.st_mode):
+            return f"{kind}, not a regular file: the preview reads regular files only"
+    if st.st_size > MAX_FILE_BYTES:
+        from userio.limits import human_bytes
+        return (f"{human_bytes(st.st_size)}, more than the {human_bytes(MAX_FILE_BYTES)} the preview "
+                "reads from one file")
+    return None
 
 
 def _install_hook():
@@ -71,17 +110,20 @@ def files_read(function, *args, **kwargs):
     """Call ``function(*args, **kwargs)`` and return ``(its result or None, the set of
     resolved paths of asset files this thread opened for reading meanwhile, the
     exception it raised or None)``. Files opened before an exception are returned too,
-    so a scene that fails to load is still watched."""
+    so a scene that fails to load is still watched. A file refused by the guard (module
+    docstring) is the exception, whatever the function made of it."""
     _install_hook()
-    _recording.paths = set()
+    system = _system_dirs()
+    _recording.system, _recording.refused, _recording.paths = system, None, set()
     result = error = None
     try:
         result = function(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - handed back to the caller, which reports it
         error = exc
     finally:
-        opened, _recording.paths = _recording.paths, None
-    system = _system_dirs()
+        opened, refused, _recording.paths = _recording.paths, _recording.refused, None
+    if refused is not None:
+        result, error = None, refused
     found = set()
     for p in opened:
         try:

@@ -32,9 +32,11 @@ async function loadImage() {
   const want = wanted;
   if (!want || (img.dataset.frame === String(want.frame) && img.dataset.exposure === String(want.exposure))) return;
   loading = true;
+  let failed = false;
   try {
-    const reply = await fetch(`/frame.png?exposure=${want.exposure}&frame=${want.frame}`);
-    if (reply.ok) {
+    const reply = await fetch(`/frame.png?exposure=${want.exposure}&frame=${want.frame}`).catch(() => null);
+    failed = !(reply && reply.ok);
+    if (!failed) {
       const id = reply.headers.get("X-Frame");
       const url = URL.createObjectURL(await reply.blob());
       await new Promise((done) => { img.onload = done; img.onerror = done; img.src = url; });
@@ -49,6 +51,7 @@ async function loadImage() {
     loading = false;
   }
   if (wanted !== want) loadImage();          // something newer was asked for meanwhile
+  else if (failed) setTimeout(loadImage, 500);   // the server was busy (or restarting): again
 }
 
 // ------------------------------------------------------------------ state
@@ -95,12 +98,25 @@ function showState(s) {
 
 function connect() {
   const events = new EventSource("/events");
-  events.addEventListener("state", (e) => showState(JSON.parse(e.data)));
-  events.onerror = () => { $("status").textContent = "connection lost: is raytrace view still running?"; };
+  events.addEventListener("state", (e) => {
+    let s;
+    try {
+      s = JSON.parse(e.data);
+    } catch (x) {              // never from this server (its JSON is strict); say so rather than stop
+      $("status").textContent = `unreadable state from the server: ${x.message}`;
+      return;
+    }
+    showState(s);
+  });
+  events.onerror = () => {
+    $("status").textContent = "no live updates: has raytrace view stopped, or are too many pages open?";
+  };
 }
 
 // ------------------------------------------------------------------ camera: drag to orbit, wheel to dolly
 const ORBIT_DEG_PER_PIXEL = 0.4;
+const DOLLY_RANGE = [1e-3, 1e3];   // what the server takes for one dolly (raytrace/view/commands.py)
+const clamp = (x, lo, hi) => Math.min(Math.max(x, lo), hi);
 let drag = null;
 let move = {yaw: 0, pitch: 0, dolly: 1};
 let sending = false;
@@ -113,8 +129,10 @@ async function sendMove() {
       const m = move;
       move = {yaw: 0, pitch: 0, dolly: 1};
       try {
-        if (m.yaw !== 0 || m.pitch !== 0) await post("/camera", {orbit: [m.yaw, m.pitch]});
-        if (m.dolly !== 1) await post("/camera", {dolly: m.dolly});
+        // a turn is the same modulo 360 degrees; the tilt stops short of the poles anyway
+        const yaw = ((m.yaw + 180) % 360 + 360) % 360 - 180, pitch = clamp(m.pitch, -180, 180);
+        if (yaw !== 0 || pitch !== 0) await post("/camera", {orbit: [yaw, pitch]});
+        if (m.dolly !== 1) await post("/camera", {dolly: clamp(m.dolly, ...DOLLY_RANGE)});
       } catch (e) {
         $("saved").textContent = e.message;
       }
