@@ -45,6 +45,9 @@ def _parser():
     from .image import ENCODINGS
     from .view import cli as view_cli
     p = ucli.parser(PROG, "Render JSON (or course .txt) scenes; convert course scenes to JSON.")
+    p.add_argument("--numba-errors", action="store_true",
+                   help="when an (edited) kernel does not compile, print Numba's full message after "
+                        "the short one (also: RAYTRACE_NUMBA_ERRORS=full)")
     sub = ucli.subparsers(p, dest="command", required=True, metavar="COMMAND")
     r = sub.add_parser("render", help="render a scene to an image",
                        description="Render a scene. PNG output is sRGB-encoded unless "
@@ -284,7 +287,8 @@ def _render(args):
     cold = not (warmup.is_cached(kind) and warmup.builder_cached())
     # every phase that may compile says so (and times it): the warm-up, the render (e.g. a
     # scene with instances, AOVs), depth and normals, debug views
-    with warmup.notice_on_compile(not args.quiet, expect=cold) as compiling:
+    roots = warmup.roots(kind, builder=True)       # what may compile (the notice says which and why)
+    with warmup.notice_on_compile(not args.quiet, expect=cold, roots=roots) as compiling:
         timers = [compiling]
         instanced = warmup.uses_instances(args.scene)
         child = warmup.start(kind, instanced) if cold else None
@@ -405,8 +409,14 @@ def _run(args):
     body = getattr(args, "grade_body", None) or \
         {"render": _render, "merge": _merge, "convert": _convert, "animate": animate_cli.run,
          "view": view_cli.run}[args.command]
-    with np.errstate(all="ignore"):       # overflow is checked where it matters, not warned
-        return body(args)
+    from .compile.errors import is_compile_error, kernel_error
+    try:
+        with np.errstate(all="ignore"):       # overflow is checked where it matters, not warned
+            return body(args)
+    except Exception as exc:
+        if is_compile_error(exc):             # an edited kernel that does not compile: its line
+            raise kernel_error(exc, full=args.numba_errors or None) from None
+        raise
 
 
 def main(argv=None):
