@@ -103,12 +103,13 @@ def wait_state(session, predicate, deadline=DEADLINE, errors=False):
 # ------------------------------------------------------------------ the command, over HTTP
 class Viewer:
     """``raytrace view SCENE --no-browser`` in a process group of its own (so Ctrl-C can be
-    sent as a terminal does), with a client for its HTTP interface."""
+    sent as a terminal does), with a client for its HTTP interface. ``env``: variables
+    added to the environment (``PYTHONPATH`` of a copy of the package, to edit its code)."""
 
-    def __init__(self, scene, *args, cwd=REPO):
+    def __init__(self, scene, *args, cwd=REPO, env=None):
         sys.path.insert(0, str(REPO / "tests"))
         from interrupts import start
-        self.proc = start(["-m", "raytrace", "view", str(scene), "--no-browser", *map(str, args)], cwd)
+        self.proc = start(["-m", "raytrace", "view", str(scene), "--no-browser", *map(str, args)], cwd, env)
         end = time.monotonic() + DEADLINE
         self.port = None
         while self.port is None:

@@ -84,6 +84,7 @@ def short_text(message):
     if not places:
         return f"kernel code does not compile: {what}"
     file, line, func = places[0]
+    linecache.checkcache(file)                # the file as it is now (an edit since the last read)
     code = linecache.getline(file, line).strip() if os.path.exists(file) else ""
     out = [f"kernel code does not compile: {_shown(file)}, line {line}" + (f", in {func}" if func else "")]
     if code:
@@ -137,6 +138,7 @@ def _find_name(lines, func_name, name):
         if py_func is None:
             continue
         file, first = py_func.__code__.co_filename, py_func.__code__.co_firstlineno
+        linecache.checkcache(file)
         source = linecache.getlines(file)
         pattern = re.compile(rf"\b{re.escape(name)}\b")
         in_body = False

@@ -40,6 +40,14 @@ def sources():
     return out
 
 
+def shown(path):
+    """``raytrace/kernels/bsdf.py``: a source file as the user knows it."""
+    try:
+        return pathlib.Path(path).resolve().relative_to(package_dir().parent).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def restart_needed(paths):
     """The edited files (of ``paths``) that only a restart of the viewer loads."""
     root = package_dir()

@@ -36,6 +36,7 @@ import numpy as np
 from userio.cli import bug_text, error_text
 
 from ..errors import SceneError
+from . import code as kernel_code
 from . import orbit as camera_moves
 from .watch import Watcher, files_read, named_files, stamps
 
@@ -119,6 +120,10 @@ class Session:
         self._save_lock = threading.Lock()
         self.watcher = Watcher(self._files_changed, watch_interval)
         self.watcher.watch([self.scene_path])
+        self._code_changed = []           # kernel sources edited since the code was last loaded
+        self._timer = None                # the worker's CompileTimer, while it loads or renders
+        self.code_watcher = Watcher(self._sources_changed, watch_interval)
+        self.code_watcher.watch(kernel_code.sources())
         self._thread = threading.Thread(target=self._run, name="raytrace-view-render", daemon=True)
         self._thread.start()
         self._wake.set()
@@ -136,6 +141,11 @@ class Session:
         self._wake.set()
 
     def _files_changed(self, paths):
+        self._bump(reload=True)
+
+    def _sources_changed(self, paths):
+        with self._cond:
+            self._code_changed += [p for p in paths if p not in self._code_changed]
         self._bump(reload=True)
 
     def orbit(self, yaw, pitch):
@@ -278,6 +288,7 @@ class Session:
             self._cond.notify_all()
         self._wake.set()
         self.watcher.close()
+        self.code_watcher.close()
         self._thread.join(timeout=10)
 
     # ------------------------------------------------------------------ the worker
@@ -308,9 +319,13 @@ class Session:
                 generation, reload = self.generation, self._reload
                 self._reload = False
             stage = "_load_error"
+            done = threading.Event()
             try:
-                with warmup.CompileTimer(on_start=self._compiling):     # loading compiles the BVH builder
-                    if reload:
+                if reload and self._code_changed:
+                    self._reload_code()
+                    from .. import warmup           # the edited code's (warmup itself may be edited)
+                with warmup.CompileTimer(on_start=lambda: self._compiling(done)) as self._timer:
+                    if reload:                      # (loading compiles the BVH builder)
                         self._load(generation)
                     stage = "_render_error"
                     if self._scene is not None:
@@ -321,6 +336,23 @@ class Session:
                 line = error_line(exc)
                 self._say(f"error: {line}")
                 self._set(**{stage: line, "message": ""})
+            finally:
+                done.set()
+                self._timer = None
+
+    def _reload_code(self):
+        """After an edit of the package's code: import it afresh (:mod:`.code`)."""
+        with self._cond:
+            changed, self._code_changed = self._code_changed, []
+        shown = ", ".join(sorted({kernel_code.shown(p) for p in changed}))
+        later = kernel_code.restart_needed(changed)
+        if later:
+            self._say(f"{', '.join(kernel_code.shown(p) for p in later)} changed: start raytrace view "
+                      f"again to use it (the preview's own code)")
+        kernel_code.unload()
+        self.code_watcher.watch(kernel_code.sources())
+        self._say(f"{shown} changed: loading the code")
+        self._set(message=f"{shown} changed: loading the code", _render_error="")
 
     def _load(self, generation):
         from ..animation.scene_at import animated
@@ -401,9 +433,33 @@ class Session:
             self._render_whitted(scene, s, generation)
         self._set(message="")
 
-    def _compiling(self):
-        self._say("compiling kernels, first run only (about a minute; cached afterwards)...")
-        self._set(message="compiling kernels (first run only, about a minute)")
+    def _compiling(self, done):
+        """Numba started compiling: say what and why (``raytrace.compile.plan``), then tick
+        the progress in ``message`` until the work of this generation is ``done``."""
+        from .. import warmup
+        from ..compile import plan
+        roots = warmup.roots(builder=True)
+        try:
+            if self._scene is not None:
+                from ..renderer import resolve_settings
+                roots = warmup.roots(resolve_settings(self._scene, self.overrides)["integrator"], builder=True)
+            found = plan.explain(roots)
+        except Exception:     # noqa: BLE001 - only the wording depends on it
+            found = plan.Plan([], [], False)
+        text = found.describe() or "compiling kernels"
+        self._say(text + "...")
+        self._set(message=text + "...")
+        timer, t0, pending = self._timer, time.perf_counter(), list(found.stale)
+
+        def tick():
+            nonlocal pending
+            while not done.wait(0.5):
+                if timer is None or not timer.compiling:
+                    continue
+                pending = [d for d in pending if not plan.compiled(d)]
+                count = f" [{len(found.stale) - len(pending)}/{len(found.stale)}]" if found.stale else ""
+                self._set(message=f"{text}{count} {time.perf_counter() - t0:.0f} s")
+        threading.Thread(target=tick, name="raytrace-view-compiling", daemon=True).start()
 
     def _publish(self, generation, image, **fields):
         with self._cond:
@@ -486,5 +542,12 @@ def _number(value, where):
 
 
 def error_line(exc):
-    """The command line's one line for an exception (bad input, an I/O failure, or a bug)."""
+    """The command line's one line for an exception (bad input, an I/O failure, or a bug);
+    for edited kernel code that does not compile or load, its short block."""
+    from ..compile.errors import is_compile_error, kernel_error
+    if is_compile_error(exc):
+        return str(kernel_error(exc))
+    broken = kernel_code.syntax_error_text(exc)
+    if broken is not None:
+        return f"kernel code does not load: {broken}"
     return error_text(exc) or f"internal error (a bug): {bug_text(exc)}"
