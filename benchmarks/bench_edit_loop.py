@@ -89,6 +89,40 @@ def edit(path, old, new):
     return text
 
 
+def view_row(root, cache, bsdf, repeat):
+    """Seconds from saving an edit of ggx_d to the first frame of the new code fetched
+    from a running ``raytrace view`` (its event stream, then /frame.png)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from view_helpers import EventStream, Viewer
+    e = env(root, cache)
+    viewer = Viewer(WORK / "scenes" / "cornell_box.json", "--size", "64", "64", "--spp", "4", cwd=root,
+                    env={k: e[k] for k in ("PYTHONPATH", "NUMBA_CACHE_DIR")})
+    out = []
+    try:
+        state = viewer.wait(lambda s: s["frame"] is not None and s["frame"]["stage"] == "done")
+        for _ in range(repeat):
+            generation = state["generation"]
+            original = bsdf.read_text()
+            with EventStream(viewer.port) as events:
+                t0 = time.perf_counter()
+                edit(bsdf, GGX, f"    _edit = {time.time_ns()}\n{GGX}")
+                while True:
+                    state = events.next(600)
+                    if state["frame"] is not None and state["frame"]["generation"] > generation and state["frame"]["current"]:
+                        viewer.request("GET", "/frame.png")
+                        out.append(time.perf_counter() - t0)
+                        edited = state["frame"]["generation"]
+                        break
+                    if state["error"]:
+                        sys.exit(f"raytrace view: {state['error']}")
+            bsdf.write_text(original)
+            state = viewer.wait(lambda s: s["frame"] is not None and s["frame"]["stage"] == "done"
+                                and s["frame"]["generation"] > edited and s["frame"]["current"])
+    finally:
+        viewer.kill()
+    return out
+
+
 def shown(cmd, note=""):
     return "`" + " ".join(["python"] + [str(c).replace(str(WORK) + "/", "") for c in cmd[1:]]) + "`" + note
 
@@ -96,7 +130,7 @@ def shown(cmd, note=""):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--repeat", type=int, default=2)
-    p.add_argument("--only", default="cold,comment,leaf,phong")
+    p.add_argument("--only", default="cold,comment,leaf,phong,view")
     add_record_flag(p)
     args = p.parse_args()
     only = set(args.only.split(","))
@@ -169,6 +203,12 @@ def main():
             whitted.write_text(original)
         add("body edit of phong (kernels/whitted.py, specular x 0.5), next Whitted showcase render",
             whitted_cmd, secs)
+    if "view" in only:
+        secs = view_row(root, cache, bsdf, args.repeat)
+        rows.append(("raytrace view: a body edit of ggx_d saved -> the first image of the new code in the page",
+                     "`python -m raytrace view scenes/cornell_box.json --size 64 64 --spp 4 --no-browser`, "
+                     "ggx_d edited as in the row above", secs))
+        print(f"  view: {' / '.join(f'{x:.1f}' for x in secs)} s", flush=True)
     load.stop()
     text = list(head) + ["| what | command | seconds (best / median) |", "|---|---|---:|"]
     for name, cmd, seconds in rows:
