@@ -5,7 +5,8 @@
 In a fresh, empty Numba cache (shipped bundles off: ``RAYTRACE_PREBUILT=0``), this runs
 ``raytrace render`` on every scene in ``scenes/`` and ``raytrace animate`` on every scene
 in ``scenes/animation/``, small (32 x 24 pixels, 1 sample, 2 frames), and compiles both
-integrators with and without instances. It then writes ``raytrace/prebuilt/``,
+integrators with and without instances. It then writes ``raytrace/prebuilt/`` (with ``plans.pkl``: the argument types of every
+compile unit, which let a cold compile elsewhere run in parallel, ``raytrace/compile/parallel.py``),
 ``curves/prebuilt/``, ``skinning/prebuilt/`` and ``particles/prebuilt/`` (a package whose
 kernels none of this used gets no bundle) with ``userio.prebuilt.make_bundle``. A
 package whose bundle already has this key (same source, Numba, Python and CPU level)
@@ -93,6 +94,10 @@ def main():
     if failed:
         print(f"{failed} step(s) failed: no bundle written")
         return 1
+    plans = list(cache.glob("raytrace-*/plans.pkl"))       # the compile plans (types, not code)
+    if plans:
+        shutil.copyfile(plans[0], REPO / "raytrace" / "prebuilt" / "plans.pkl")
+        print("raytrace/prebuilt/plans.pkl: the compile plan of both integrators (raytrace/compile/parallel.py)")
     for package in PACKAGES:
         result = subprocess.run([sys.executable, "-c", BUNDLE.format(package=package)], env=env, cwd=REPO,
                                 capture_output=True, text=True)

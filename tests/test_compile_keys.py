@@ -180,3 +180,14 @@ def test_the_plan_names_what_an_edit_made_stale():
         "compiling 1 kernel after edits to kernels/bsdf.py: ggx_d"
     assert "first run here" in plan.Plan([path_rows, path_rows], [], True).describe()
     assert plan.Plan([], [], False).describe() == ""
+
+
+def test_the_parallel_schedule_keeps_callers_with_callees_and_balances_sizes():
+    from raytrace.compile import parallel
+    entries = [("a", [], [], 100), ("b", [], ["a"], 50), ("c", [], [], 120), ("d", [], [], 30),
+               ("e", [], ["d"], 10), ("f", [], [], 5)]
+    shares = parallel.schedule(entries, {"a", "b", "c", "d", "e"}, workers=2)
+    assert sorted(map(sorted, shares)) == [["a", "b"], ["c", "d", "e"]]      # 150 and 160 bytes
+    assert shares[0].index("a") < shares[0].index("b") if "a" in shares[0] else True   # callees first
+    assert parallel.schedule(entries, {"f"}, workers=4) == [["f"]]
+    assert parallel.schedule(entries, set(), workers=2) == []

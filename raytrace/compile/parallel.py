@@ -29,6 +29,7 @@ import sys
 from . import keys, plan as plan_mod
 
 PLAN_FILE = "plans.pkl"
+NUMBA_FIELD = "numba version"      # plans hold Numba types: read only by the Numba that wrote them
 SHIPPED = pathlib.Path(__file__).resolve().parents[1] / "prebuilt" / PLAN_FILE
 MIN_BYTES = 6000         # stale bytecode worth starting workers for (a few seconds of compiling)
 _WORKER = "import sys, raytrace.compile.parallel as p; p.work(sys.argv[1])"
@@ -84,12 +85,16 @@ def plan_path():
 
 
 def _read(path):
+    """The plans in ``path`` ({variant: entries}); none from another Numba (its types)."""
+    import numba
     try:
         with open(path, "rb") as f:
             data = pickle.load(f)
-        return data if isinstance(data, dict) else {}
     except Exception:       # noqa: BLE001 - a missing or unreadable plan is no plan
         return {}
+    if not isinstance(data, dict) or data.get(NUMBA_FIELD) != numba.__version__:
+        return {}
+    return {k: v for k, v in data.items() if k != NUMBA_FIELD}
 
 
 def record(root):
@@ -97,7 +102,9 @@ def record(root):
     path = plan_path()
     if path is None or not root.signatures:
         return
+    import numba
     data = _read(path)
+    data[NUMBA_FIELD] = numba.__version__
     for name, entries in describe(root).items():
         # a kernel loaded from the cache has no signatures of its callees here (their code
         # came linked into it): keep what the process that compiled them recorded
