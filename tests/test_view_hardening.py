@@ -359,6 +359,18 @@ def test_an_unfinished_request_times_out_with_one_line(shared):
         assert read_all(sock, DEADLINE) == b""
 
 
+def test_a_spare_connection_is_served_after_a_pause(shared):
+    """A browser opens connections ahead of its requests and keeps an unused one up to 10
+    s: one used after more than REQUEST_S of silence is still served (the request's
+    deadline runs from its first byte; silence alone is allowed IDLE_S)."""
+    assert protocol.IDLE_S > 10 > protocol.REQUEST_S
+    with connect(shared.port) as sock:
+        time.sleep(protocol.REQUEST_S + 1)          # the client's own pause, not a wait for the server
+        sock.sendall(f"GET /state HTTP/1.1\r\nHost: 127.0.0.1:{shared.port}\r\n\r\n".encode())
+        line, _, body = parse(read_all(sock))
+    assert status_of(line) == 200 and json.loads(body)["scene"].endswith("probe.json")
+
+
 def test_a_client_that_trickles_is_cut_off(shared):
     """A byte a second keeps no single read waiting long, but the request as a whole has a
     deadline: the server answers 408 long before this request line would end."""

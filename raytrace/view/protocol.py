@@ -6,10 +6,11 @@
 - **one request per connection** (HTTP/1.0 answers; HTTP/1.0 and 1.1 requests are
   served, HTTP/0.9 and 2+ get 505), methods GET, HEAD and POST only (405 otherwise);
 - **deadlines**: a request (line, headers and body) must arrive within :data:`REQUEST_S`
-  seconds of the connection (408 after that; a connection that sent nothing, such as a
-  browser's spare one, is closed without a word), a response waits at most :data:`WRITE_S`
-  seconds for a client that stops reading; its head is at most :data:`MAX_HEAD` bytes
-  (431), its request line :data:`MAX_LINE` (414);
+  seconds of its first byte (408 after that); a connection that sends nothing is closed
+  without a word after :data:`IDLE_S` seconds (longer than a browser keeps a spare
+  connection unused, so that the browser always closes it first); a response waits at
+  most :data:`WRITE_S` seconds for a client that stops reading; a request's head is at
+  most :data:`MAX_HEAD` bytes (431), its request line :data:`MAX_LINE` (414);
 - **a cap**: at most :data:`MAX_CONNECTIONS` connections are served at once; the next
   is answered 503 at once, without a thread;
 - **one JSON line** ``{"error": "..."}`` for every error, protocol errors included;
@@ -33,7 +34,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from userio.cli import one_line
 
-REQUEST_S = 5.0              # seconds for a request to arrive in full
+REQUEST_S = 5.0              # seconds for a request to arrive in full, from its first byte
+IDLE_S = 20.0                # seconds a connection may stay silent (Chromium drops a spare one at 10)
 WRITE_S = 10.0               # seconds a response waits for a client that does not read
 MAX_CONNECTIONS = 32         # connections served at once
 MAX_LINE = 8192              # bytes of the request line
@@ -83,7 +85,8 @@ def error_response(status, line):
 
 class _Reader(io.RawIOBase):
     """The socket's bytes, each read waiting at most until ``deadline``
-    (``time.monotonic()``), at most ``budget`` bytes in all."""
+    (``time.monotonic()``; from the first byte on, at most :data:`REQUEST_S` later), at
+    most ``budget`` bytes in all."""
 
     def __init__(self, sock, deadline, budget):
         self.sock, self.deadline, self.budget = sock, deadline, budget
@@ -103,6 +106,8 @@ class _Reader(io.RawIOBase):
             n = self.sock.recv_into(memoryview(buf)[:self.budget])
         except TimeoutError:
             raise ReadTimeout from None
+        if n and not self.received:
+            self.deadline = min(self.deadline, time.monotonic() + REQUEST_S)
         self.budget -= n
         self.received += n
         return n
@@ -200,7 +205,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def setup(self):
         self.connection = self.request
-        self.reader = _Reader(self.connection, time.monotonic() + REQUEST_S, MAX_HEAD)
+        self.reader = _Reader(self.connection, time.monotonic() + IDLE_S, MAX_HEAD)
         self.rfile = io.BufferedReader(self.reader, 4096)
         self.wfile = _Writer(self.connection)
         self.responded = False

@@ -22,6 +22,8 @@ async function post(path, body) {
 }
 
 // ------------------------------------------------------------------ the image
+// One loadImage at a time (it owns img.onload while it waits): started by requestImage when
+// none runs, by itself when something newer was asked for, or by its retry after a failure.
 function requestImage() {
   if (!state || !state.frame) return;
   wanted = {frame: state.frame.id, exposure: exposure()};
@@ -34,24 +36,24 @@ async function loadImage() {
   loading = true;
   let failed = false;
   try {
-    const reply = await fetch(`/frame.png?exposure=${want.exposure}&frame=${want.frame}`).catch(() => null);
-    failed = !(reply && reply.ok);
-    if (!failed) {
-      const id = reply.headers.get("X-Frame");
-      const url = URL.createObjectURL(await reply.blob());
-      await new Promise((done) => { img.onload = done; img.onerror = done; img.src = url; });
-      if (shownUrl) URL.revokeObjectURL(shownUrl);
-      shownUrl = url;
-      img.hidden = false;
-      $("empty").hidden = true;
-      img.dataset.frame = id;
-      img.dataset.exposure = String(want.exposure);
-    }
+    const reply = await fetch(`/frame.png?exposure=${want.exposure}&frame=${want.frame}`);
+    if (!reply.ok) throw new Error(`HTTP ${reply.status}`);
+    const id = reply.headers.get("X-Frame");
+    const url = URL.createObjectURL(await reply.blob());
+    await new Promise((done) => { img.onload = done; img.onerror = done; img.src = url; });
+    if (shownUrl) URL.revokeObjectURL(shownUrl);
+    shownUrl = url;
+    img.hidden = false;
+    $("empty").hidden = true;
+    img.dataset.frame = id;
+    img.dataset.exposure = String(want.exposure);
+  } catch (e) {
+    failed = true;                           // busy, or the connection dropped: tried again below
   } finally {
     loading = false;
   }
   if (wanted !== want) loadImage();          // something newer was asked for meanwhile
-  else if (failed) setTimeout(loadImage, 500);   // the server was busy (or restarting): again
+  else if (failed) setTimeout(() => { if (!loading) loadImage(); }, 500);   // again, one at a time
 }
 
 // ------------------------------------------------------------------ state
