@@ -361,11 +361,13 @@ def uses_instances(scene_path):
 
 def start(integrator, instanced=False):
     """Start compiling in other processes when it would help; returns the processes (a
-    list, possibly empty). With a recorded plan (``raytrace.compile.parallel``) the
+    list, possibly empty), or None when ``RAYTRACE_NO_WARMUP`` is set. With a recorded plan (``raytrace.compile.parallel``) the
     integrator's stale units compile in parallel workers and the row kernel is left to
     :func:`compile_here`; without one, one child compiles the whole integrator.
     ``instanced``: for a scene with instances (see :func:`compile_here`)."""
-    if os.environ.get("RAYTRACE_NO_WARMUP") or (os.cpu_count() or 1) < 2 or is_cached(integrator):
+    if os.environ.get("RAYTRACE_NO_WARMUP"):
+        return None
+    if (os.cpu_count() or 1) < 2 or is_cached(integrator):
         return []
     from .compile import parallel
     root = _kernel(integrator)

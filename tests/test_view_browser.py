@@ -38,6 +38,14 @@ def _shown(browser, frame_id):
     browser.wait_for(f"document.getElementById('frame').dataset.frame === '{frame_id}'", deadline_s=DEADLINE)
 
 
+def _moves_sent(browser):
+    """Wait until the page has posted every camera move of a gesture (a drag sends several:
+    on a busy machine the first may be rendered to the end before the next arrives, and
+    the frame to wait for is the last move's)."""
+    browser.wait_for("!sending && move.yaw === 0 && move.pitch === 0 && move.dolly === 1",
+                     deadline_s=DEADLINE)
+
+
 def test_page_edit_drag_wheel_hover_and_error(tmp_path, chromium, output_dir):
     import raytrace
     path = tmp_path / "probe.json"
@@ -81,6 +89,7 @@ def test_page_edit_drag_wheel_hover_and_error(tmp_path, chromium, output_dir):
 
             # drag to the right: the scene turns with the mouse (the eye goes left, yaw < 0)
             browser.drag(x0 + W // 2 - 40, y0 + H // 2, x0 + W // 2 + 40, y0 + H // 2, steps=8)
+            _moves_sent(browser)
             orbited = viewer.wait(lambda s: s["camera_overridden"] and s["camera"]["center"][0] < -1.0
                                   and done_after(edited["generation"])(s))
             _shown(browser, orbited["frame"]["id"])
@@ -90,6 +99,7 @@ def test_page_edit_drag_wheel_hover_and_error(tmp_path, chromium, output_dir):
 
             # the wheel dollies: away from the look-at point on a positive delta
             browser.wheel(x0 + W // 2, y0 + H // 2, 300)
+            _moves_sent(browser)
             dollied = viewer.wait(lambda s: np.linalg.norm(s["camera"]["center"]) > distance * 1.2
                                   and done_after(orbited["generation"])(s))
             _shown(browser, dollied["frame"]["id"])

@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import os
 import pathlib
+import re
 import shutil
 import tempfile
 import warnings
@@ -85,16 +86,20 @@ def use_portable_cpu():
     return True
 
 
+_IMPORTS_NUMBA = re.compile(rb"^[ \t]*(?:import|from)[ \t]+numba\b", re.MULTILINE)
+
+
 def source_hash(package_dir, only_numba_files=False, also=()):
     """A hash (16 hex digits) of the package's ``.py`` files: all of them, or with
-    ``only_numba_files`` those whose text mentions ``numba`` and those named in ``also``
+    ``only_numba_files`` those that import Numba (an ``import numba`` or ``from numba``
+    statement, at any indentation) and those named in ``also``
     (paths relative to ``package_dir``: for a package whose kernels are known to read code
     and constants only from such files)."""
     h = hashlib.sha1()
     root = pathlib.Path(package_dir)
     for path in sorted(root.rglob("*.py")):
         data = path.read_bytes()
-        if only_numba_files and b"numba" not in data and path.relative_to(root).as_posix() not in also:
+        if only_numba_files and not _IMPORTS_NUMBA.search(data) and path.relative_to(root).as_posix() not in also:
             continue
         h.update(str(path.relative_to(package_dir)).encode())
         h.update(data)
