@@ -98,11 +98,11 @@ def _parser():
                    help="path: render passes until SECONDS of rendering are spent (compiling not "
                         "counted); the spp reached is printed and stored in the image's header")
     r.add_argument("--view", choices=("objects", "materials", "highlight", "cost", "normals", "nan",
-                                      "samples"),
+                                      "samples", "transmittance"),
                    help="write a debug view instead of the colour image: false colour per object or "
                         "material, one object/material highlighted (--highlight), BVH traversal cost "
-                        "per ray, shading normals, NaN/inf samples in magenta, samples per pixel "
-                        "(docs/debug-views.md)")
+                        "per ray, shading normals, NaN/inf samples in magenta, samples per pixel, "
+                        "participating media's transmittance along camera rays (docs/debug-views.md)")
     r.add_argument("--highlight", metavar="NAME",
                    help="paint the object(s) or material(s) named NAME magenta, the rest grey "
                         "(an object's name, a JSON path like objects[2], or a material name)")

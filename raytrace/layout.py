@@ -107,6 +107,11 @@ M_CUTOFF = _column("cutoff")
 MAT_PHONG, MAT_DIFFUSE, MAT_CONDUCTOR, MAT_ROUGH_CONDUCTOR, MAT_DIELECTRIC = 0, 1, 2, 3, 4
 MATERIAL_TYPES = {"phong": MAT_PHONG, "diffuse": MAT_DIFFUSE, "conductor": MAT_CONDUCTOR,
                   "rough_conductor": MAT_ROUGH_CONDUCTOR, "dielectric": MAT_DIELECTRIC}
+# "null": no surface, only a boundary between media (Mitsuba's ``null`` BSDF). Its row is
+# an index-matched dielectric (ior 1: no reflection, no bending); the volumetric path
+# tracer passes through it without counting a bounce (see :class:`Media`).
+MAT_NULL = 5
+MATERIAL_TYPES["null"] = MAT_NULL
 
 
 def new_material_records(n):
@@ -259,6 +264,47 @@ class Environment(NamedTuple):
     cdf: np.ndarray           # (N+1,)
     guide: np.ndarray         # (N,) int64 guide table of cdf (raytrace.scene.emitters.guide_table)
     density: np.ndarray       # (N,) lat-long: each cell's pmf / its solid angle ((1,) otherwise)
+
+
+# ------------------------------------------------------------------------- participating media
+MEDIUM_HOMOGENEOUS, MEDIUM_GRID = 0, 1
+# a grid medium's row of Media.grid (int64): its density grid (offset into ``voxels``,
+# resolution, channels 1 or 3), its albedo grid (offset, or -1 for a constant albedo;
+# resolution, channels) and its majorant grid (offset into ``majorant``, resolution, and
+# the side of a majorant cell in density voxels)
+(G_DENSITY, G_NX, G_NY, G_NZ, G_CHANNELS, G_ALBEDO, G_ANX, G_ANY, G_ANZ, G_ACHANNELS,
+ G_MAJORANT, G_MX, G_MY, G_MZ, G_BLOCK) = range(15)
+GRID_WIDTH = 15
+
+
+class Media(NamedTuple):
+    """Participating media (``raytrace.scene.media.build_media``; read by the volumetric
+    path tracer ``raytrace.kernels.volpath``, the Whitted integrator's Beer-Lambert
+    attenuation and the transmittance view through ``raytrace.kernels.media``).
+
+    Medium k (rows of the (N, ...) arrays) is homogeneous (MEDIUM_HOMOGENEOUS: extinction
+    ``sigma_t[k]`` per RGB channel, in 1 / world unit) or a grid (MEDIUM_GRID: extinction
+    ``sigma_t[k, c] * density_c(x)``, density trilinear in the grid ``grid[k]``, zero
+    outside its box; ``to_grid[k]`` maps world points to voxel space, where the box is
+    [0, nx] x [0, ny] x [0, nz] and voxel (i, j, l) is centred at (i, j, l) + 0.5). The
+    single-scattering albedo is ``albedo[k]``, or the albedo grid's value at x. Phase
+    function: Henyey-Greenstein with asymmetry ``g[k]`` (0: isotropic).
+
+    Which medium a ray is in: surfaces of material row m lead into ``mat_interior[m]``
+    (crossed against the shape's front normal) and out into ``mat_exterior[m]`` (-1: no
+    medium); a ray starts from the camera in ``camera``."""
+    kind: np.ndarray          # (N,) int64 MEDIUM_*
+    sigma_t: np.ndarray       # (N,3) extinction (homogeneous) or the grid's multiplier (scale)
+    albedo: np.ndarray        # (N,3) sigma_s / sigma_t (a grid medium without an albedo grid)
+    g: np.ndarray             # (N,) Henyey-Greenstein asymmetry in (-1, 1)
+    to_grid: np.ndarray       # (N,3,4) world -> voxel space of the grid (identity for homogeneous)
+    grid: np.ndarray          # (N,GRID_WIDTH) int64, see G_* (grid media)
+    voxels: np.ndarray        # (V,) float32 every grid's values, voxel after voxel (x fastest), channels innermost
+    majorant: np.ndarray      # (Q,) float64 per majorant cell: the largest extinction in it, any channel
+    mat_interior: np.ndarray  # (M,) int64 medium inside the surfaces of each material row, -1 none
+    mat_exterior: np.ndarray  # (M,) int64 medium outside, -1 none
+    camera: int               # the medium the camera is in, -1 none
+    has_null: bool            # some material is "null" (shadow rays must look through surfaces)
 
 
 # ------------------------------------------------------------------------------ camera

@@ -13,6 +13,7 @@ tracer's light distribution) it keeps in its own cache keyed by the scene object
 on the scene.
 """
 import contextlib
+import functools
 import math
 import signal
 import sys
@@ -267,7 +268,7 @@ def _render_whitted(scene, s, progress, callback):
         for row0 in range(0, h, band):
             row1 = min(h, row0 + band)
             wk.render_rows(row0, row1, image[row0:row1], scene.accel, scene.geometry, cam,
-                           lights, env, settings, table)
+                           lights, env, settings, table, getattr(scene, "media", None))
             if bar is not None:
                 bar.update(row1 - row0)
             if callback is not None:
@@ -353,9 +354,9 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
                 count = plan.chunk(sample) if plan is not None else 1
                 started = time.perf_counter()
                 try:
-                    pk.render_pass(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
-                                   env, cam, settings, table, rows=plan and plan.rows,
-                                   active=plan and plan.active, half=half, count=count)
+                    path_pass(scene)(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
+                                     env, cam, settings, table, rows=plan and plan.rows,
+                                     active=plan and plan.active, half=half, count=count)
                 finally:               # Ctrl-C twice: the call still finished its samples
                     if plan is not None:
                         plan.after_pass(sample + count, half, accum, count)
@@ -403,6 +404,17 @@ def _elapsed(clock):
     return time.perf_counter() - t0 - compiling.seconds
 
 
+def path_pass(scene):
+    """The path tracer's pass function for ``scene``: ``kernels.path.render_pass``, or for a
+    scene with participating media or ``null`` surfaces (``scene.media``) the volumetric
+    path tracer's (``kernels.volpath``, compiled only then), with the same arguments."""
+    media = getattr(scene, "media", None)
+    if media is None:
+        return pk.render_pass
+    from .kernels import volpath as vk
+    return functools.partial(vk.render_pass, media=media)
+
+
 def _spp_for_budget(scene, s, args, clock):
     """The spp of a uniform render that fits the rest of ``s["time_budget"]``: one
     timed pass of pixel-centre samples into scratch buffers (not kept), then as many
@@ -413,8 +425,8 @@ def _spp_for_budget(scene, s, args, clock):
     h, w = s["height"], s["width"]
     accum, nonfinite, counter = pk.new_buffers(h, w)
     started = _elapsed(clock)
-    pk.render_pass(accum, nonfinite, counter, 0, scene.accel, scene.geometry, lights, env, cam,
-                   kernel_settings(dict(s, spp=1)), table)
+    path_pass(scene)(accum, nonfinite, counter, 0, scene.accel, scene.geometry, lights, env, cam,
+                     kernel_settings(dict(s, spp=1)), table)
     per_pass = max(_elapsed(clock) - started, 1e-6)
     left = s["time_budget"] - _elapsed(clock)
     return int(min(s["max_spp"], max(1, left // per_pass)))
@@ -440,7 +452,10 @@ def render_path_pass(scene, s, buffers, sample, rows=None):
     args = (scene.accel, scene.geometry, scene_lights(scene), environment(scene),
             make_camera(scene.data["camera"]), kernel_settings(s), gaussian_inverse_cdf_table())
     if rows is None:
-        pk.render_pass(accum, nonfinite, counter, sample, *args)
+        path_pass(scene)(accum, nonfinite, counter, sample, *args)
+    elif scene.media is not None:          # a band of rows, as kernels.band does
+        path_pass(scene)(accum, nonfinite, counter, sample, *args,
+                         rows=np.arange(rows[0], rows[1], dtype=np.int64))
     else:
         from .kernels import band as bk
         bk.render_band_pass(accum, nonfinite, counter, sample, rows[0], rows[1], *args)

@@ -17,7 +17,11 @@ display colours, and a one-line report). Modes:
   object, material) the worst one is (uniform renders only);
 - ``samples``: the samples each pixel took (path tracer; adaptive sampling, see
   :mod:`raytrace.film.adaptive`, makes them differ) as a heat map from 0 to the most any
-  pixel took, with a legend strip below the image.
+  pixel took, with a legend strip below the image;
+- ``transmittance``: per pixel centre, the transmittance ``exp(-tau)`` (per RGB channel)
+  of the participating media along the camera ray up to the first surface that is not a
+  ``null`` boundary (white: clear, black: opaque); the report gives the optical depth tau
+  (``docs/media.md``).
 
 Views go through the same settings as renders (size, spp, integrator...); the pictures
 are display colours: write them to PNG with ``encoding="linear"`` (the CLI does).
@@ -33,7 +37,7 @@ from .kernels.aov import render_ids
 from .kernels.camera_rays import centre_rays
 from .renderer import render, render_aovs, resolve_settings
 
-MODES = ("objects", "materials", "highlight", "cost", "normals", "nan", "samples")
+MODES = ("objects", "materials", "highlight", "cost", "normals", "nan", "samples", "transmittance")
 LOUD = np.array([1.0, 0.0, 1.0], np.float32)      # magenta
 MISS = np.zeros(3, np.float32)
 
@@ -215,6 +219,28 @@ def nan_view(scene, s, overrides):
     return View(image, report, {"nonfinite": bad})
 
 
+def transmittance_view(scene, s):
+    """Transmittance exp(-tau) of the media along each pixel-centre camera ray (through
+    ``null`` boundaries, up to the first other surface): ``kernels.media.optical_depth_rows``."""
+    h, w = s["height"], s["width"]
+    if scene.media is None:
+        return View(np.ones((h, w, 3), np.float32), "no participating media: transmittance 1 everywhere",
+                    {"optical_depth": np.zeros((h, w, 3))})
+    from .kernels.media import render_optical_depth
+    out = np.zeros((h, w, 4))
+    render_optical_depth(out, scene.accel, scene.geometry, make_camera(scene.data["camera"]), scene.media,
+                         float(s["epsilon"]))
+    tau = out[..., :3]
+    finite = np.isfinite(tau).all(axis=2)
+    shown = tau[finite]
+    report = (f"optical depth along camera rays (R, G, B): mean "
+              f"{', '.join(f'{x:.3g}' for x in shown.mean(axis=0)) if shown.size else '-'}, max "
+              f"{', '.join(f'{x:.3g}' for x in shown.max(axis=0)) if shown.size else '-'}"
+              f"{f'; {int((~finite).sum())} pixels infinite (a ray lost in an unbounded medium)' if (~finite).any() else ''}"
+              f"; {int((out[..., 3] > 0).sum())} pixels look through null boundaries")
+    return View(np.exp(-tau).astype(np.float32), report, {"optical_depth": tau, "crossings": out[..., 3]})
+
+
 def render_view(scene, mode, highlight=None, **overrides):
     """The debug picture ``mode`` (see the module docstring) of ``scene``."""
     if mode not in MODES:
@@ -237,4 +263,6 @@ def render_view(scene, mode, highlight=None, **overrides):
         return normals_view(scene, s)
     if mode == "samples":
         return samples_view(scene, s, overrides)
+    if mode == "transmittance":
+        return transmittance_view(scene, s)
     return nan_view(scene, s, overrides)

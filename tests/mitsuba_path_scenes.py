@@ -122,17 +122,30 @@ def _light_scenes():
 REFERENCE_SCENES.update(_light_scenes())
 
 
+def _media_scenes():
+    """The participating-media scenes of ``tests/media_scenes.py`` (Mitsuba's ``volpath``)."""
+    import media_scenes
+    return media_scenes.MEDIA_SCENES
+
+
+REFERENCE_SCENES.update(_media_scenes())
+
+
 def _generated_files(scene):
     """The files of ``light_scenes.GENERATED`` (written by the tests) the scene reads."""
     from light_scenes import GENERATED
+    import media_scenes
     env = scene.get("background", {}).get("envmap")
-    return [env] if env in GENERATED else []
+    return ([env] if env in GENERATED else []) + media_scenes.grid_files(scene)
 
 
 def scene_dir(scene):
     """The folder a reference scene's relative paths are relative to: the generated
     files' folder (``light_scenes.generated_dir``) for a scene that reads one, else
     ``scenes/``."""
+    import media_scenes
+    if media_scenes.grid_files(scene):
+        return media_scenes.generated_dir()
     if _generated_files(scene):
         from light_scenes import generated_dir
         return generated_dir()
@@ -164,6 +177,8 @@ def bsdf_dict(name, mat):
     materials are wrapped in ``twosided``: ours reflect on both sides, Mitsuba's
     ``diffuse`` and conductors are black seen from the back."""
     kind = mat.get("type", "phong")
+    if kind == "null":                # docs/media.md: no surface, a boundary between media
+        return {"type": "null"}
     if kind == "dielectric":
         return {"type": "dielectric", "int_ior": float(mat.get("ior", 1.5)), "ext_ior": 1.0}
     if kind == "diffuse":
@@ -192,13 +207,14 @@ def _shapes(scene, base_dir):
     materials = scene.get("materials", {})
     out = {}
 
-    def visit(obj, parent, mat_name):
+    def visit(obj, parent, mat_name, media=(None, None)):
         t = parent @ mi_transform(obj.get("transform"))
         mat_name = obj.get("material", mat_name)
+        media = (obj.get("interior", media[0]), obj.get("exterior", media[1]))
         kind = obj["type"]
         if kind == "group":
             for child in obj["children"]:
-                visit(child, t, mat_name)
+                visit(child, t, mat_name, media)
             return
         if kind in ("rectangle", "cube"):
             shape = {"type": kind, "to_world": t}
@@ -219,10 +235,81 @@ def _shapes(scene, base_dir):
             shape["bsdf"] = bsdf_dict(mat_name, materials[mat_name])
         if "emission" in obj:
             shape["emitter"] = {"type": "area", "radiance": _rgb(obj["emission"], "emission")}
+        # media (docs/media.md): nothing inside by default, the scene's medium outside
+        interior, exterior = media[0], media[1] if media[1] is not None else scene.get("medium")
+        if interior is not None:
+            shape["interior"] = {"type": "ref", "id": f"medium_{interior}"}
+        if exterior is not None:
+            shape["exterior"] = {"type": "ref", "id": f"medium_{exterior}"}
         out[f"shape_{len(out):03d}"] = shape
 
     for obj in scene.get("objects", []):
         visit(obj, mi.ScalarTransform4f(), None)
+    return out
+
+
+def uses_media(scene):
+    """Whether a scene has participating media or null surfaces (docs/media.md)."""
+    return ("medium" in scene or "medium" in scene["camera"] or
+            any(m.get("type") == "null" for m in scene.get("materials", {}).values()) or
+            any("interior" in o or "exterior" in o for o in _all_objects(scene.get("objects", []))))
+
+
+def _all_objects(objects):
+    for obj in objects:
+        yield obj
+        if obj.get("type") == "group":
+            yield from _all_objects(obj["children"])
+
+
+def _spectrum(value):
+    """A number or an RGB triple -> a Mitsuba spectrum dict (``srgb`` with ``unbounded``:
+    ``rgb`` refuses values above 1; in the RGB variants both are the plain triple)."""
+    v = [float(value)] * 3 if isinstance(value, (int, float)) else [float(x) for x in value]
+    return {"type": "srgb", "color": v, "unbounded": True}
+
+
+def _grid_volume(spec, med, base_dir):
+    """A grid spec (docs/media.md: ``file`` or ``data``) -> Mitsuba ``gridvolume``. Our box
+    is [-1, 1]^3 placed by the medium's ``transform``; Mitsuba's grid fills [0, 1]^3 of its
+    ``to_world``: to_world = M translate(-1, -1, -1) scale(2)."""
+    from mitsuba_scenes import mi_transform
+    import mitsuba as mi
+
+    out = {"type": "gridvolume", "filter_type": "trilinear", "wrap_mode": "clamp",
+           "to_world": mi_transform(med.get("transform")).translate([-1.0, -1.0, -1.0]).scale(2.0)}
+    if "file" in spec:
+        out["filename"] = str(pathlib.Path(base_dir) / spec["file"])
+    else:
+        data = np.asarray(spec["data"], np.float32)
+        out["grid"] = mi.VolumeGrid(data if data.ndim == 4 else data[..., None])
+    return out
+
+
+def medium_dict(med, base_dir):
+    """One of our media (docs/media.md) -> a Mitsuba medium dict: ``sigma_a``/``sigma_s``
+    become ``sigma_t = sigma_a + sigma_s``, ``albedo = sigma_s / sigma_t`` (both times
+    ``scale``); Mitsuba's own ``albedo``/``sigma_t``/``scale`` pass through; ``hg`` and
+    ``isotropic`` phase functions likewise."""
+    phase = med.get("phase", {"type": "isotropic"})
+    out = {"phase": {"type": "hg", "g": float(phase["g"])} if phase["type"] == "hg" else {"type": "isotropic"},
+           "scale": float(med.get("scale", 1.0))}
+    if med["type"] == "homogeneous":
+        out["type"] = "homogeneous"
+        if "sigma_a" in med or "sigma_s" in med:
+            sa = np.broadcast_to(np.asarray(med.get("sigma_a", 0.0), np.float64), 3)
+            ss = np.broadcast_to(np.asarray(med.get("sigma_s", 0.0), np.float64), 3)
+            st = sa + ss
+            out["sigma_t"] = _spectrum(st)
+            out["albedo"] = _spectrum(np.divide(ss, st, out=np.zeros(3), where=st > 0))
+        else:
+            out["sigma_t"] = _spectrum(med.get("sigma_t", 1.0))
+            out["albedo"] = _spectrum(med.get("albedo", 0.75))
+        return out
+    out["type"] = "heterogeneous"
+    out["sigma_t"] = _grid_volume(med["sigma_t"], med, base_dir)
+    albedo = med.get("albedo", 0.75)
+    out["albedo"] = _grid_volume(albedo, med, base_dir) if isinstance(albedo, dict) else _spectrum(albedo)
     return out
 
 
@@ -257,6 +344,14 @@ def mitsuba_path_scene_dict(scene, base_dir, spp=16, variant="scalar_rgb"):
            "integrator": {"type": "path", "max_depth": int(integ.get("max_depth", -1)),
                           "rr_depth": int(integ.get("rr_depth", 5)), "hide_emitters": False}}
     out.update(_shapes(scene, base_dir))
+    if uses_media(scene):                    # participating media: Mitsuba's volpath
+        out["integrator"]["type"] = "volpath"
+        out["integrator"].pop("hide_emitters")
+        for name, med in scene.get("media", {}).items():
+            out[f"medium_{name}"] = medium_dict(med, base_dir)
+        camera_medium = cam.get("medium", scene.get("medium"))
+        if camera_medium is not None:
+            sensor["medium"] = {"type": "ref", "id": f"medium_{camera_medium}"}
     bg = scene.get("background", {})
     if "cube_map" in bg or any(x != 0 for x in bg.get("ambient", [0, 0, 0])):
         raise PathMappingError("cube maps and ambient light are not mapped")

@@ -333,6 +333,7 @@ VARIANTS = {
     "normals": [[0, 0.6, 0.8], [0, 0, 1], [0.6, 0, 0.8]],
     "emission": [3, 3, 3], "material": "red", "name": "renamed", "transform": [{"translate": [0.5, 0, 0]}],
     "children": [{"type": "sphere", "radius": 0.25}, {"type": "cube"}],
+    "interior": "fog", "exterior": "fog",          # the scene below defines the medium "fog"
 }
 BASES = {
     "sphere": {"type": "sphere"},
@@ -384,6 +385,7 @@ def test_every_object_property_in_the_schema_is_used_or_refused(tmp_path):
             {"type": "sphere", "radius": 0.3}, {"type": "cube", "material": "red"}]}}
         scene["objects"].append(obj)
         scene["objects"].append({"type": "instance", "prototype": "thing"})   # used twice: instanced
+        scene["media"] = {"fog": {"type": "homogeneous", "sigma_t": 0.5}}      # for interior / exterior
         return raytrace.load_scene(scene, base_dir=tmp_path)
 
     unknown = [(k, p) for k, names in props.items() for p in names if p not in VARIANTS]

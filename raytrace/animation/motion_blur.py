@@ -243,7 +243,7 @@ def _whitted_passes(anim, s, times, rows, callback):
         cam = shifted_camera(make_camera(scene.data["camera"]), fx, fy, w, h)
         one = rmod.kernel_settings(dict(s, spp=1, seed=_hash(s["seed"], sample, _DIM_LENS) >> 1))
         wk.render_rows(row0, row1, out, scene.accel, scene.geometry, cam, rmod.whitted_lights(scene),
-                       rmod.environment(scene), one, table)
+                       rmod.environment(scene), one, table, scene.media)
         total += out
         if callback is not None:
             callback(sample + 1, spp)

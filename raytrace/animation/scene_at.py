@@ -217,6 +217,7 @@ class AnimatedScene:
                     raise exc.with_file(self.name) from None
             _, scene.geometry, labels, scene.accel = self._built
             scene.object_names, scene.material_names = labels.objects, labels.materials
+            scene.media = labels.media
             return scene
 
 

@@ -10,7 +10,6 @@ import numpy as np
 
 from .. import renderer as rmod
 from ..camera import make_camera
-from ..kernels import band as bk
 from ..kernels import path as pk
 from ..kernels import whitted as wk
 from ..kernels.sampling import gaussian_inverse_cdf_table
@@ -36,13 +35,10 @@ def render_band(scene, row0, row1, **overrides):
         out = np.zeros((row1 - row0, s["width"], 3), np.float32)
         wk.render_rows(row0, row1, out, scene.accel, scene.geometry, cam,
                        rmod.whitted_lights(scene), rmod.environment(scene),
-                       settings, table)
+                       settings, table, scene.media)
         return out, 0
-    lights = rmod.scene_lights(scene)
-    env = rmod.environment(scene)
     accum, nonfinite, counter = pk.new_buffers(s["height"], s["width"])   # rows outside stay untouched
-    for sample in range(s["spp"]):
-        bk.render_band_pass(accum, nonfinite, counter, sample, row0, row1, scene.accel, scene.geometry,
-                            lights, env, cam, settings, table)
+    for sample in range(s["spp"]):      # the band kernel's passes (volumetric ones for a scene with media)
+        rmod.render_path_pass(scene, s, (accum, nonfinite, counter), sample, (row0, row1))
     mean, _ = pk.mean_and_variance(accum[row0:row1], s["spp"])
     return mean.astype(np.float32), int(nonfinite[row0:row1].sum())

@@ -25,6 +25,7 @@ from .borrow import borrow
 from .camera_rays import camera_ray, lens_ray
 from .emitters import cone_falloff, env_radiance
 from .intersect import scene_hit, scene_occluded
+from .media import beer_lambert, camera_medium, is_null, medium_beyond
 from .rng import rand01
 from .sampling import warp
 from .shadowmap import shadow_map_visibility
@@ -34,9 +35,10 @@ from .threads import next_row, run_rows
 INF = math.inf
 MIN_WEIGHT = 1e-5       # rays whose weight falls below this are not traced
 
-# the ray stack: one row per pending ray
-ST_ORIGIN, ST_DIR, ST_WEIGHT, ST_DEPTH = 0, 3, 6, 9
-STACK_WIDTH = 10
+# the ray stack: one row per pending ray (ST_MEDIUM: the medium it travels in, -1 none)
+ST_ORIGIN, ST_DIR, ST_WEIGHT, ST_DEPTH, ST_MEDIUM = 0, 3, 6, 9, 10
+STACK_WIDTH = 11
+NULL_STEP = 1.0 / 1024.0   # depth a ray gains crossing a null surface (a boundary of media only)
 
 
 @njit(cache=True, inline="always")
@@ -46,12 +48,13 @@ def stack_rows(bounces):
 
 
 @njit(cache=True, inline="always")
-def push_ray(stack, sp, ox, oy, oz, dx, dy, dz, wr, wg, wb, depth):
-    """Push a ray with its weight (r, g, b) and depth; returns the new stack size."""
+def push_ray(stack, sp, ox, oy, oz, dx, dy, dz, wr, wg, wb, depth, medium):
+    """Push a ray with its weight (r, g, b), depth and medium; returns the new stack size."""
     stack[sp, ST_ORIGIN], stack[sp, ST_ORIGIN + 1], stack[sp, ST_ORIGIN + 2] = ox, oy, oz
     stack[sp, ST_DIR], stack[sp, ST_DIR + 1], stack[sp, ST_DIR + 2] = dx, dy, dz
     stack[sp, ST_WEIGHT], stack[sp, ST_WEIGHT + 1], stack[sp, ST_WEIGHT + 2] = wr, wg, wb
     stack[sp, ST_DEPTH] = depth
+    stack[sp, ST_MEDIUM] = medium
     return sp + 1
 
 
@@ -128,10 +131,13 @@ def direct_phong(bvh, geo, lights, env, m, kd0, kd1, kd2, px, py, pz, nx, ny, nz
 
 @njit(cache=True, inline="always")
 def push_secondary(stack, sp, mats, m, entering, cos_i, px, py, pz, nx, ny, nz, dx, dy, dz,
-                   rx, ry, rz, wr, wg, wb, depth, eps):
+                   rx, ry, rz, wr, wg, wb, depth, eps, media):
     """Push the refracted ray (material with ``transmit``; Schlick's Fresnel, none under
     total internal reflection) and the mirror ray weighted by ``reflect`` times the
-    Fresnel share. Returns the new stack size."""
+    Fresnel share. ``media`` = (the medium the ray came through, the one beyond the
+    surface): the mirror ray stays in the first, the refracted ray goes into the second.
+    Returns the new stack size."""
+    here, beyond = media
     fr = 1.0                                   # share of the mirror ray
     if mats[m, M_TRANSMIT] > 0.0 or mats[m, M_TRANSMIT + 1] > 0.0 or mats[m, M_TRANSMIT + 2] > 0.0:
         ior = mats[m, M_IOR]
@@ -150,37 +156,48 @@ def push_secondary(stack, sp, mats, m, entering, cos_i, px, py, pz, nx, ny, nz, 
                 k = eta * cos_i - cos_t
                 sp = push_ray(stack, sp, px - eps * nx, py - eps * ny, pz - eps * nz,
                               eta * dx + k * nx, eta * dy + k * ny, eta * dz + k * nz,
-                              tw0, tw1, tw2, depth + 1.0)
+                              tw0, tw1, tw2, depth + 1.0, beyond)
     mw0, mw1, mw2 = wr * fr * mats[m, M_REFLECT], wg * fr * mats[m, M_REFLECT + 1], \
         wb * fr * mats[m, M_REFLECT + 2]
     if max(mw0, max(mw1, mw2)) > MIN_WEIGHT:
         sp = push_ray(stack, sp, px + eps * nx, py + eps * ny, pz + eps * nz, rx, ry, rz,
-                      mw0, mw1, mw2, depth + 1.0)
+                      mw0, mw1, mw2, depth + 1.0, here)
     return sp
 
 
 @njit(cache=True, inline="always")
-def trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, bounces, shadows, eps, stack):
+def trace_ray(bvh, geo, lights, env, media, ox, oy, oz, dx, dy, dz, bounces, shadows, eps, stack):
     """Radiance (r, g, b) along one camera ray. ``stack``: scratch (stack_rows(bounces),
-    STACK_WIDTH)."""
+    STACK_WIDTH). ``media``: the scene's :class:`~raytrace.layout.Media` or None; in a
+    medium a ray's weight takes the segment's Beer-Lambert transmittance ``exp(-integral
+    of sigma_t)`` (absorption and out-scattering; no in-scattering, and shadow rays are not
+    attenuated: ``docs/media.md``), a ``null`` surface is crossed into the medium beyond."""
     mats = geo.materials
     out_r = out_g = out_b = 0.0
-    sp = push_ray(stack, 0, ox, oy, oz, dx, dy, dz, 1.0, 1.0, 1.0, 0.0)
+    sp = push_ray(stack, 0, ox, oy, oz, dx, dy, dz, 1.0, 1.0, 1.0, 0.0, camera_medium(media))
     while sp > 0:
         sp -= 1
         ox, oy, oz = stack[sp, ST_ORIGIN], stack[sp, ST_ORIGIN + 1], stack[sp, ST_ORIGIN + 2]
         dx, dy, dz = stack[sp, ST_DIR], stack[sp, ST_DIR + 1], stack[sp, ST_DIR + 2]
         wr, wg, wb = stack[sp, ST_WEIGHT], stack[sp, ST_WEIGHT + 1], stack[sp, ST_WEIGHT + 2]
-        depth = stack[sp, ST_DEPTH]
+        depth, here = stack[sp, ST_DEPTH], np.int64(stack[sp, ST_MEDIUM])
         inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
         dx, dy, dz = dx * inv, dy * inv, dz * inv
         hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
+        if here >= 0:                          # Beer-Lambert along the segment
+            ar, ag, ab = beer_lambert(media, here, ox, oy, oz, dx, dy, dz, hit.t)
+            wr, wg, wb = wr * ar, wg * ag, wb * ab
         if hit.kind == MISS:
             br, bg, bb = background(env, dx, dy, dz)
             out_r, out_g, out_b = out_r + wr * br, out_g + wg * bg, out_b + wb * bb
             continue
         px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
-        _, _, _, nx, ny, nz, m, emit = hit_normals(geo, hit, px, py, pz)
+        gx, gy, gz, nx, ny, nz, m, emit = hit_normals(geo, hit, px, py, pz)
+        beyond = medium_beyond(media, m, gx * dx + gy * dy + gz * dz < 0.0)
+        if is_null(media, geo, m):             # a boundary of media only: straight on
+            sp = push_ray(stack, sp, px + eps * dx, py + eps * dy, pz + eps * dz, dx, dy, dz, wr, wg, wb,
+                          depth + NULL_STEP, beyond)
+            continue
         cos_i = -(nx * dx + ny * dy + nz * dz)
         entering = cos_i >= 0.0
         if emit >= 0:
@@ -204,7 +221,7 @@ def trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, bounces, shadows, e
         out_r, out_g, out_b = out_r + wr * lr, out_g + wg * lg, out_b + wb * lb
         if depth < bounces:
             sp = push_secondary(stack, sp, mats, m, entering, cos_i, px, py, pz, nx, ny, nz,
-                                dx, dy, dz, rx, ry, rz, wr, wg, wb, depth, eps)
+                                dx, dy, dz, rx, ry, rz, wr, wg, wb, depth, eps, (here, beyond))
     return out_r, out_g, out_b
 
 
@@ -234,10 +251,12 @@ def camera_sample(cam, settings, filter_table, i, j, s):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def whitted_rows(rows, queue, out, row0, bvh, geo, cam, lights, env, settings, filter_table):
+def whitted_rows(rows, queue, out, row0, bvh, geo, cam, lights, env, settings, filter_table, media):
     """Render the image rows this thread takes from ``queue`` into ``out`` (row ``i`` into
-    ``out[i - row0]``, (W, 3) float32): a row kernel of :mod:`raytrace.kernels.threads`."""
-    bvh, geo, lights, env = borrow(bvh), borrow(geo), borrow(lights), borrow(env)
+    ``out[i - row0]``, (W, 3) float32): a row kernel of :mod:`raytrace.kernels.threads`.
+    ``media``: the scene's :class:`~raytrace.layout.Media`, or None (then no media code is
+    compiled in: ``kernels.media.beer_lambert`` and its siblings)."""
+    bvh, geo, lights, env, media = borrow(bvh), borrow(geo), borrow(lights), borrow(env), borrow(media)
     stack = np.empty((stack_rows(settings.bounces), STACK_WIDTH))
     spp = settings.spp
     i = next_row(rows, queue)
@@ -246,7 +265,7 @@ def whitted_rows(rows, queue, out, row0, bvh, geo, cam, lights, env, settings, f
             cr = cg = cb = 0.0
             for s in range(spp):
                 ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, s)
-                r, g, b = trace_ray(bvh, geo, lights, env, ox, oy, oz, dx, dy, dz, settings.bounces,
+                r, g, b = trace_ray(bvh, geo, lights, env, media, ox, oy, oz, dx, dy, dz, settings.bounces,
                                     settings.shadows, settings.epsilon, stack)
                 cr += r
                 cg += g
@@ -257,11 +276,11 @@ def whitted_rows(rows, queue, out, row0, bvh, geo, cam, lights, env, settings, f
         i = next_row(rows, queue)
 
 
-def render_rows(row0, row1, out, bvh, geo, cam, lights, env, settings, filter_table):
+def render_rows(row0, row1, out, bvh, geo, cam, lights, env, settings, filter_table, media=None):
     """Render image rows [row0, row1) into ``out`` ((row1 - row0, W, 3) float32), on
-    ``numba.get_num_threads()`` threads."""
+    ``numba.get_num_threads()`` threads; ``media``: the scene's (``scene.media``) or None."""
     run_rows(whitted_rows, np.arange(row0, row1, dtype=np.int64), out, row0, bvh, geo, cam, lights,
-             env, settings, filter_table)
+             env, settings, filter_table, media)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -25,6 +25,7 @@ from ..layout import (M_CUTOUT, M_TEX, MATERIAL_TYPES, Geometry, material_column
                       new_material_records)
 from ..textures import TextureTable
 from .gltf import load_gltf
+from .media import MediumRows, build_media, uses_media
 from .meshio import read_mesh
 from .plugins import plugin_object_types
 from .transforms import check_invertible, compose, to_numpy
@@ -109,6 +110,9 @@ def _fill_material(r, m, textures, where):
             r["alpha"] = alpha
             r["specular"] = c                       # Whitted: Phong highlight
             r["shininess"] = max(2.0 / (alpha * alpha) - 2.0, 1.0)
+    elif kind == "null":                            # no surface: an index-matched boundary
+        r["ior"] = 1.0                              # (docs/media.md)
+        r["transmit"] = 1.0
     else:                                           # dielectric
         r["ior"] = m.get("ior", 1.5)
         r["reflect"] = 1.0                          # Whitted: Fresnel mirror ray
@@ -178,12 +182,15 @@ class _Builder:
         self.in_prototype = False    # shared prototypes' primitives get no object id
         self.tri_objs, self.sphere_objs, self.plane_objs = [], [], []
         self.assets = {}             # JSON path of a gltf / mesh object -> what file_assets read
+        self.media = None            # scene.media.MediumRows when the scene has media
         self.array_protos = {}       # name -> (glTF primitives, where): prototypes made by add_gltf
 
     def textured(self, mat):
         """Whether triangles of material row ``mat`` need texture coordinates (a colour or
         coverage texture; always for
         a prototype's "inherit" row -1: an instance may give it a textured material)."""
+        if self.media is not None:
+            mat = self.media.base.get(mat, mat)      # a material with its media: its base row
         return mat < 0 or self.table[mat, M_TEX] >= 0 or self.table[mat, M_CUTOUT] >= 0
 
     def counts(self):
@@ -266,6 +273,8 @@ class _Builder:
                 raise SceneError(f"{where}.transform", "the transforms down to here overflow (too large a scale)")
             check_invertible(m, f"{where}.transform")
         mat = self.material_rows[obj["material"]] if "material" in obj else inherited_mat
+        if self.media is not None:                 # interior / exterior: a row of their own
+            mat = self.media.row_for(obj, mat, inherited_mat)
         emission = obj.get("emission", inherited_emission)
         kind = obj["type"]
         if kind == "group":
@@ -396,6 +405,8 @@ class _Builder:
         for group, name, faces in mesh.parts():
             mtl = mesh.materials.get(name)
             row = mat if mtl is None else self.material_rows[f"{file}#{name}"]
+            if self.media is not None:
+                row = self.media.apply(row, mat)
             ke = None if mtl is None else mtl.emission
             emit = self.emitter(emission if emission is not None else ke)
             cn = None
@@ -430,6 +441,8 @@ class _Builder:
                 if gm is not None and gm.hidden:
                     continue
                 row = mat if gm is None or "material" in obj else rows[prim.material]
+                if self.media is not None:
+                    row = self.media.apply(row, mat)
                 if prim.material not in emits:
                     emits[prim.material] = self.emitter(
                         emission if emission is not None or gm is None else gm.emission)
@@ -501,6 +514,7 @@ class Labels(NamedTuple):
     object id k, ``materials[k]`` the name of material row k (row 0: ``<default>``)."""
     objects: list
     materials: list
+    media: object = None      # the scene's raytrace.layout.Media, None without media (scene.media)
 
 
 def _read_mesh_file(obj, where, scene_dir, materials=False):
@@ -563,14 +577,20 @@ def build_geometry(data, scene_dir):
     b.prototype_defs = data.get("prototypes", {})
     b.uses = _instance_counts(data.get("objects", []))
     b.assets = assets
+    if uses_media(data, materials):
+        b.media = MediumRows(names, table)
     for i, obj in enumerate(data.get("objects", [])):
         b.visit(obj, f"objects[{i}]", np.eye(4), 0, None)
     world_counts = b.counts()
     built = b.prototypes(data.get("prototypes", {}))
     instances = b.instance_table(built)
     tex_info, tex_texels = textures.arrays()
+    media = None
+    if b.media is not None:                       # the rows of materials with their media
+        table, names = b.media.table(), b.media.names
+        media = build_media(data, scene_dir, b.media, materials)
     return b.geometry(table, tex_info, tex_texels, world_counts, built, instances), \
-        Labels(objects=list(b.object_names), materials=names)
+        Labels(objects=list(b.object_names), materials=names, media=media)
 
 
 def _instance_counts(objects):

@@ -48,7 +48,8 @@ from .validate import MAX_MAGNITUDE
 SUFFIXES = (".gltf", ".glb")
 # Extensions read (see docs/gltf.md). A file that marks another one required is refused.
 SUPPORTED_EXTENSIONS = ("KHR_lights_punctual", "KHR_materials_emissive_strength", "KHR_materials_ior",
-                        "KHR_materials_transmission", "KHR_mesh_quantization", "KHR_texture_transform")
+                        "KHR_materials_transmission", "KHR_materials_volume", "KHR_mesh_quantization",
+                        "KHR_texture_transform")
 _MODES = {0: "POINTS", 1: "LINES", 2: "LINE_LOOP", 3: "LINE_STRIP", 4: "TRIANGLES",
           5: "TRIANGLE_STRIP", 6: "TRIANGLE_FAN"}
 MIN_ALPHA = 1e-3           # GGX alpha (= roughness^2) below this: a perfect mirror
@@ -538,6 +539,9 @@ def _material(doc, k, names):
                 {"type": "rough_conductor", "reflectance": colour, "alpha": alpha})
     elif trans >= TRANSMISSION_THRESHOLD:
         spec = {"type": "dielectric", "ior": ior if ior >= 1.0 else 1.5}
+        volume = _volume(doc, doc.dict_(ext, "KHR_materials_volume", ew), f"{ew}.KHR_materials_volume")
+        if volume is not None:
+            spec["volume"] = volume
     else:
         spec = {"type": "diffuse", "albedo": colour}
     emission = doc.vec(mat, "emissiveFactor", 3, mw, [0.0, 0.0, 0.0], 0.0, 1.0)
@@ -553,6 +557,26 @@ def _material(doc, k, names):
         spec["cutout"] = {"type": "image", "pixels": np.repeat(coverage[..., None], 3, axis=2),
                           "key": coverage_key, "cutoff": cutoff if mode == "MASK" else -1.0}
     return GltfMaterial(name, spec, emission if emission.any() else None, hidden)
+
+
+def _volume(doc, vol, vw):
+    """``KHR_materials_volume`` -> the absorbing medium inside a transmissive material
+    (``raytrace.scene.media.gltf_volume``: sigma_a = -ln(attenuationColor) /
+    attenuationDistance, no scattering), or None: thin-walled (``thicknessFactor`` 0,
+    the default) or no attenuation (``attenuationDistance`` absent: infinite). The
+    thickness itself is not used: the path through the mesh is (a path tracer has the
+    geometry); ``thicknessTexture`` is ignored likewise."""
+    thickness = doc.num(vol, "thicknessFactor", vw, 0.0, 0.0)
+    colour = doc.vec(vol, "attenuationColor", 3, vw, [1.0, 1.0, 1.0], 0.0, 1.0)
+    if "attenuationDistance" not in vol:
+        return None
+    distance = doc.num(vol, "attenuationDistance", vw, 1.0, 0.0)
+    if not distance > 0.0:
+        doc.fail(f"{vw}.attenuationDistance", f"must be > 0, got {distance!r}")
+    if thickness == 0.0 or (colour >= 1.0).all():
+        return None
+    from .media import gltf_volume
+    return gltf_volume(colour, distance)
 
 
 def texture_transform(doc, info, where):

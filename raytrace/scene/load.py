@@ -31,6 +31,7 @@ class Scene:
         self.accel = None
         self.object_names = []
         self.material_names = []
+        self.media = None            # raytrace.layout.Media, None without media
 
     @property
     def name(self):
@@ -88,6 +89,7 @@ def load_scene(source, base_dir=None):
         geo, labels = build_geometry(data, base)
         scene.geometry = geo
         scene.object_names, scene.material_names = labels.objects, labels.materials
+        scene.media = labels.media
         scene.accel = build_scene_accel(geo)
     except SceneError as exc:
         raise exc.with_file(path if path else "<scene dict>") from None

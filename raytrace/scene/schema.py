@@ -83,6 +83,8 @@ _COMMON_OBJECT_KEYS = {
     "transform": {"type": "array", "items": {"$ref": "#/$defs/transform_step"}},
     "name": {"type": "string"},
     "emission": _color,
+    "interior": {"type": "string"},     # media (docs/media.md)
+    "exterior": {"type": "string"},
 }
 
 _texture_or_color = {"anyOf": [_color, {"$ref": "#/$defs/texture"}]}
@@ -115,7 +117,7 @@ _PHONG = {
 
 _MATERIAL = {
     "type": "object",
-    "properties": {"type": {"enum": ["phong", "diffuse", "conductor", "rough_conductor", "dielectric"]}},
+    "properties": {"type": {"enum": ["phong", "diffuse", "conductor", "rough_conductor", "dielectric", "null"]}},
     "allOf": _typed([
         (None, _PHONG, ()),
         ("phong", _PHONG, ()),
@@ -124,6 +126,36 @@ _MATERIAL = {
         ("rough_conductor", {"reflectance": _texture_or_color,
                              "alpha": {"type": "number", "exclusiveMinimum": 0, "maximum": 4}}, ()),
         ("dielectric", {"ior": {"type": "number", "exclusiveMinimum": 0}}, ()),
+        ("null", {}, ()),
+    ]),
+}
+
+# participating media (docs/media.md; ranges also checked with precise messages by
+# raytrace.scene.media.check_ranges, since oneOf can only say "a number or a list")
+_coefficient = {"oneOf": [_nonneg, _color]}
+_unit = {"type": "number", "minimum": 0, "maximum": 1}
+_unit_rgb = {"type": "array", "minItems": 3, "maxItems": 3, "items": _unit}
+_GRID = {
+    "type": "object", "additionalProperties": False, "required": ["type"],
+    "properties": {"type": {"const": "grid"}, "file": {"type": "string", "minLength": 1},
+                   "data": {"description": "a (nz, ny, nx) or (nz, ny, nx, channels) array (NumPy or lists)"}},
+}
+_PHASE = {
+    "type": "object", "required": ["type"],
+    "properties": {"type": {"enum": ["isotropic", "hg"]}},
+    "allOf": _typed([("isotropic", {}, ()),
+                     ("hg", {"g": {"type": "number", "exclusiveMinimum": -1, "exclusiveMaximum": 1}}, ("g",))]),
+}
+_MEDIUM = {
+    "type": "object", "required": ["type"],
+    "properties": {"type": {"enum": ["homogeneous", "heterogeneous"]}},
+    "allOf": _typed([
+        ("homogeneous", {"sigma_a": _coefficient, "sigma_s": _coefficient, "sigma_t": _coefficient,
+                         "albedo": {"oneOf": [_unit, _unit_rgb]}, "scale": _nonneg, "phase": _PHASE}, ()),
+        ("heterogeneous", {"sigma_t": _GRID, "albedo": {"oneOf": [_unit, _unit_rgb, _GRID]}, "scale": _nonneg,
+                           "phase": _PHASE,
+                           "transform": {"type": "array", "items": {"$ref": "#/$defs/transform_step"}}},
+         ("sigma_t",)),
     ]),
 }
 
@@ -229,6 +261,7 @@ def build_schema():
                     "height": _pos,
                     "aperture": {"type": "number", "minimum": 0},
                     "focus_distance": _pos,
+                    "medium": {"type": "string"},
                 },
             },
             "image": {
@@ -267,6 +300,8 @@ def build_schema():
             "lights": {"type": "array", "items": {"$ref": "#/$defs/light"}},
             "objects": {"type": "array", "items": {"$ref": "#/$defs/object"}},
             "prototypes": {"type": "object", "additionalProperties": {"$ref": "#/$defs/object"}},
+            "media": {"type": "object", "additionalProperties": _MEDIUM},
+            "medium": {"type": "string"},
             "animation": ANIMATION_SCHEMA,
         },
         "$defs": {

@@ -10,6 +10,7 @@ import jsonschema
 
 from ..errors import SceneError
 from .animation import check_animation
+from .media import check_media, check_ranges
 from .schema import build_schema
 
 _validator = None
@@ -260,6 +261,7 @@ def validate_scene(data):
     if not isinstance(data, dict):
         raise SceneError("(top level)", "a scene must be a JSON object")
     _check_values(data)
+    check_ranges(data)                     # media: coefficients, albedos, g (precise messages)
     errors = list(_get_validator().iter_errors(data))
     if errors:
         # ``if/then`` branches report both the branch error and nothing else; pick the
@@ -275,4 +277,5 @@ def validate_scene(data):
     _check_emission(data)
     _check_prototypes(data)
     _check_file_objects(data)
+    check_media(data)
     check_animation(data)

@@ -1,0 +1,560 @@
+"""Participating media in the kernels (Numba, scalar): phase functions, free-flight
+sampling, transmittance, optical depth. The media are a :class:`raytrace.layout.Media`
+record (``raytrace.scene.media``); formulas and units in ``docs/path-tracing.md``
+("Participating media") and ``docs/media.md``.
+
+Extinction ``sigma_t``, scattering ``sigma_s = albedo sigma_t`` per RGB channel, in
+1 / world unit. A homogeneous medium has them constant; a grid medium has ``sigma_t(x) =
+scale * density(x)``, density trilinear between voxel centres (clamped at the box's
+faces, as Mitsuba's ``gridvolume``), zero outside the box.
+
+**Spectral MIS** (the volumetric path tracer, :mod:`raytrace.kernels.volpath`): a path
+picks one *hero* channel h (uniformly, once). Its free flights are sampled for channel h;
+the estimate of channel c is ``f_c / ((1/3) sum_k p_k)``, the one-sample MIS (balance
+heuristic) of the three channels' sampling densities ``p_k`` of the whole path. The
+integrator carries ``beta_c = f_c / p_h`` and the ratios ``r_k = p_k / p_h`` (r_h = 1);
+the functions here return the factors one free flight multiplies them by. For grey media
+every ratio is 1 and beta_c picks up the albedo: plain delta tracking.
+
+- Homogeneous: distance ``t ~ sigma_t,h exp(-sigma_t,h t)``, analytic (no null
+  collisions); a medium that only absorbs (albedo 0) is not sampled at all: the segment
+  takes its transmittance ``exp(-sigma_t,c d)`` (nothing scatters, so nothing is lost). Scattering at t < d (the next surface): ``beta_c *= sigma_s,c
+  exp(-sigma_t,c t) / p_h``, ``r_k *= sigma_t,k exp(-sigma_t,k t) / p_h``; reaching the
+  surface: ``exp(-sigma_t,c d) / exp(-sigma_t,h d)``.
+- Grid: delta tracking against a majorant ``mu`` that is constant in each cell of a
+  coarse majorant grid and the same for every channel (tentative collisions at rate mu,
+  found cell by cell with a 3-D DDA, the optical depth left over carried from cell to
+  cell). At a tentative collision with extinction s_k: real with probability ``s_h / mu``
+  (``beta_c *= sigma_s,c / s_h``, ``r_k *= s_k / s_h``), else null (``beta_c *= (mu - s_c) /
+  (mu - s_h)``, ``r_k *= (mu - s_k) / (mu - s_h)``): Miller et al. 2019's null-scattering
+  path integral with spectral MIS.
+- Shadow rays: homogeneous exactly, ``exp(-sigma_t d)``; grid by ratio tracking
+  (``T_c *= 1 - s_c / mu`` at each tentative collision, rate mu).
+
+Random numbers: the first distance number and the first real/null decision of a flight
+come from the integrator (its Sobol group); every further number is ``rng.rand01`` of
+dimension ``MEDIUM_DIMS + counter`` (a per-path counter the functions return), so the
+image depends on the seed only.
+"""
+import math
+
+import numpy as np
+import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
+from numba import njit
+
+from ..layout import (G_ACHANNELS, G_ALBEDO, G_ANX, G_ANY, G_ANZ, G_BLOCK, G_CHANNELS, G_DENSITY,
+                      G_MAJORANT, G_MX, G_MY, G_MZ, G_NX, G_NY, G_NZ, M_TYPE, MAT_NULL, MEDIUM_HOMOGENEOUS,
+                      MISS)
+from .borrow import borrow
+from .camera_rays import camera_ray
+from .frame import orthonormal_basis
+from .intersect import scene_hit, scene_occluded
+from .rng import rand01
+from .surface import hit_normals
+from .threads import next_row, run_rows
+from .trig import cos_sin_2pi
+
+INF = math.inf
+INV_4PI = 1.0 / (4.0 * math.pi)
+HG_ISOTROPIC = 1e-4          # |g| below this samples and evaluates the isotropic phase function
+MEDIUM_DIMS = np.int64(1 << 40)   # rand01 dimensions of the media's further numbers (far above rand2's)
+MAX_CROSSINGS = 64           # null boundaries one ray may cross (the view; shadow rays)
+MARCH_STEP = 0.25            # optical-depth quadrature step, in voxels
+SHADOW_END = 1.0 - 1e-6      # shadow rays stop this fraction short of the light point (as the path tracer's)
+
+
+# ------------------------------------------------------------------ phase function
+@njit(cache=True, inline="always")
+def hg_pdf(g, cos_theta):
+    """Henyey-Greenstein phase function (= its sampling density, 1/sr) for the angle
+    theta between the direction of travel and the scattered direction: ``(1 - g^2) /
+    (4 pi (1 + g^2 - 2 g cos theta)^(3/2))``; g > 0 scatters forward, g = 0 is isotropic."""
+    if abs(g) < HG_ISOTROPIC:
+        return INV_4PI
+    denom = 1.0 + g * g - 2.0 * g * cos_theta
+    return INV_4PI * (1.0 - g * g) / (denom * math.sqrt(denom))
+
+
+@njit(cache=True, inline="always")
+def hg_cos(g, u):
+    """cos theta of the HG distribution by inversion of its CDF (isotropic for g ~ 0)."""
+    if abs(g) < HG_ISOTROPIC:
+        return 1.0 - 2.0 * u
+    s = (1.0 - g * g) / (1.0 - g + 2.0 * g * u)
+    return min(1.0, max(-1.0, (1.0 + g * g - s * s) / (2.0 * g)))
+
+
+@njit(cache=True, inline="always")
+def hg_sample(g, dx, dy, dz, u1, u2):
+    """A scattered direction for travel direction d (unit): -> (w (3), pdf). The sample's
+    weight is 1 (the phase function is sampled exactly)."""
+    c = hg_cos(g, u1)
+    s = math.sqrt(max(0.0, 1.0 - c * c))
+    cp, sp = cos_sin_2pi(u2)
+    tx, ty, tz, bx, by, bz = orthonormal_basis(dx, dy, dz)
+    wx = s * cp * tx + s * sp * bx + c * dx
+    wy = s * cp * ty + s * sp * by + c * dy
+    wz = s * cp * tz + s * sp * bz + c * dz
+    return wx, wy, wz, hg_pdf(g, c)
+
+
+# ------------------------------------------------------------------ grids
+@njit(cache=True, inline="always")
+def _axis(n, x):
+    """Trilinear lookup along one axis at voxel coordinate x (centres at i + 0.5),
+    clamped: -> (i0, i1, weight of i1)."""
+    f = x - 0.5
+    i = math.floor(f)
+    w = f - i
+    i0 = min(max(int(i), 0), n - 1)
+    i1 = min(max(int(i) + 1, 0), n - 1)
+    return i0, i1, w
+
+
+@njit(cache=True, inline="always")
+def _trilinear(vox, off, nx, ny, nz, ch, x, y, z):
+    """Channels 0, 1, 2 (a 1-channel grid: its value three times) at voxel point (x, y, z)."""
+    x0, x1, wx = _axis(nx, x)
+    y0, y1, wy = _axis(ny, y)
+    z0, z1, wz = _axis(nz, z)
+    r = g = b = 0.0
+    for k in range(8):
+        xi = x1 if k & 1 else x0
+        yi = y1 if k & 2 else y0
+        zi = z1 if k & 4 else z0
+        w = (wx if k & 1 else 1.0 - wx) * (wy if k & 2 else 1.0 - wy) * (wz if k & 4 else 1.0 - wz)
+        base = off + ((zi * ny + yi) * nx + xi) * ch
+        if ch == 1:
+            v = w * vox[base]
+            r += v
+            g += v
+            b += v
+        else:
+            r += w * vox[base]
+            g += w * vox[base + 1]
+            b += w * vox[base + 2]
+    return r, g, b
+
+
+@njit(cache=True, inline="always")
+def grid_sigma(media, k, x, y, z):
+    """Extinction (3 channels) of grid medium k at voxel point (x, y, z)."""
+    row = media.grid
+    d0, d1, d2 = _trilinear(media.voxels, row[k, G_DENSITY], row[k, G_NX], row[k, G_NY], row[k, G_NZ],
+                            row[k, G_CHANNELS], x, y, z)
+    st = media.sigma_t
+    return st[k, 0] * d0, st[k, 1] * d1, st[k, 2] * d2
+
+
+@njit(cache=True, inline="always")
+def grid_albedo(media, k, x, y, z):
+    """Single-scattering albedo of grid medium k at voxel point (x, y, z) of its density."""
+    row = media.grid
+    if row[k, G_ALBEDO] < 0:
+        return media.albedo[k, 0], media.albedo[k, 1], media.albedo[k, 2]
+    ax, ay, az = row[k, G_ANX], row[k, G_ANY], row[k, G_ANZ]
+    return _trilinear(media.voxels, row[k, G_ALBEDO], ax, ay, az, row[k, G_ACHANNELS],
+                      x * ax / row[k, G_NX], y * ay / row[k, G_NY], z * az / row[k, G_NZ])
+
+
+@njit(cache=True, inline="always")
+def _slab(o, v, n, t0, t1):
+    """Clip [t0, t1] to the slab 0 <= o + t v <= n of one axis."""
+    if v == 0.0:
+        return (t0, t1) if 0.0 <= o <= n else (1.0, 0.0)
+    a, b = -o / v, (n - o) / v
+    if a > b:
+        a, b = b, a
+    return max(t0, a), min(t1, b)
+
+
+@njit(cache=True, inline="always")
+def grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax):
+    """World ray -> voxel space of grid medium k, clipped to its box within [0, tmax]:
+    (t0, t1, origin (3), direction (3)); empty when t0 >= t1."""
+    a = media.to_grid
+    px = a[k, 0, 0] * ox + a[k, 0, 1] * oy + a[k, 0, 2] * oz + a[k, 0, 3]
+    py = a[k, 1, 0] * ox + a[k, 1, 1] * oy + a[k, 1, 2] * oz + a[k, 1, 3]
+    pz = a[k, 2, 0] * ox + a[k, 2, 1] * oy + a[k, 2, 2] * oz + a[k, 2, 3]
+    vx = a[k, 0, 0] * dx + a[k, 0, 1] * dy + a[k, 0, 2] * dz
+    vy = a[k, 1, 0] * dx + a[k, 1, 1] * dy + a[k, 1, 2] * dz
+    vz = a[k, 2, 0] * dx + a[k, 2, 1] * dy + a[k, 2, 2] * dz
+    row = media.grid
+    t0, t1 = _slab(px, vx, float(row[k, G_NX]), 0.0, tmax)
+    t0, t1 = _slab(py, vy, float(row[k, G_NY]), t0, t1)
+    t0, t1 = _slab(pz, vz, float(row[k, G_NZ]), t0, t1)
+    return t0, t1, px, py, pz, vx, vy, vz
+
+
+@njit(cache=True, inline="always")
+def _dda_axis(p, v, cell, block):
+    """(step, t of the next cell boundary, t per cell) along one axis (voxel space)."""
+    if v > 0.0:
+        return 1, ((cell + 1) * block - p) / v, block / v
+    if v < 0.0:
+        return -1, (cell * block - p) / v, -block / v
+    return 0, INF, INF
+
+
+@njit(cache=True, inline="always")
+def _dda_cell(p, n, block):
+    return min(max(int(math.floor(p / block)), 0), n - 1)
+
+
+@njit(cache=True, inline="always")
+def _dda_start(px, py, pz, vx, vy, vz, t0, block, mx, my, mz):
+    """The majorant cell at t0 and the DDA's state: (cell (3), next boundary t (3),
+    steps (3), t per cell (3))."""
+    x, y, z = px + t0 * vx, py + t0 * vy, pz + t0 * vz
+    cx, cy, cz = _dda_cell(x, mx, block), _dda_cell(y, my, block), _dda_cell(z, mz, block)
+    sx, nx, dtx = _dda_axis(x, vx, cx, block)
+    sy, ny, dty = _dda_axis(y, vy, cy, block)
+    sz, nz, dtz = _dda_axis(z, vz, cz, block)
+    return cx, cy, cz, t0 + nx, t0 + ny, t0 + nz, sx, sy, sz, dtx, dty, dtz
+
+
+@njit(cache=True, inline="always")
+def _dda_next(cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz, dtx, dty, dtz, mx, my, mz):
+    """Step into the next majorant cell: -> (still in the grid, cell (3), next boundaries (3))."""
+    if nxt_x <= nxt_y and nxt_x <= nxt_z:
+        cx += sx
+        nxt_x += dtx
+        inside = 0 <= cx < mx
+    elif nxt_y <= nxt_z:
+        cy += sy
+        nxt_y += dty
+        inside = 0 <= cy < my
+    else:
+        cz += sz
+        nxt_z += dtz
+        inside = 0 <= cz < mz
+    return inside, cx, cy, cz, nxt_x, nxt_y, nxt_z
+
+
+# ------------------------------------------------------------------ free flights
+@njit(cache=True, inline="always")
+def _exp_neg(s, t):
+    """exp(-s t), 1 for s = 0 whatever t (also infinite)."""
+    return 1.0 if s == 0.0 else math.exp(-s * t)
+
+
+@njit(cache=True, inline="always")
+def homogeneous_flight(media, k, tmax, hero, u):
+    """Free flight in homogeneous medium k up to the surface at ``tmax`` -> (scattered, t,
+    beta factors (3), ratio factors (3)); see the module docstring."""
+    s0, s1, s2 = media.sigma_t[k, 0], media.sigma_t[k, 1], media.sigma_t[k, 2]
+    a = media.albedo
+    if a[k, 0] == 0.0 and a[k, 1] == 0.0 and a[k, 2] == 0.0:     # absorbs only: exp(-sigma_t d), no sampling
+        return False, tmax, _exp_neg(s0, tmax), _exp_neg(s1, tmax), _exp_neg(s2, tmax), 1.0, 1.0, 1.0
+    sh = s0 if hero == 0 else s1 if hero == 1 else s2
+    t = -math.log(1.0 - u) / sh if sh > 0.0 else INF
+    if t < tmax:
+        ph = sh * _exp_neg(sh, t)
+        p0, p1, p2 = s0 * _exp_neg(s0, t), s1 * _exp_neg(s1, t), s2 * _exp_neg(s2, t)
+        return True, t, a[k, 0] * p0 / ph, a[k, 1] * p1 / ph, a[k, 2] * p2 / ph, p0 / ph, p1 / ph, p2 / ph
+    ph = _exp_neg(sh, tmax)
+    p0, p1, p2 = _exp_neg(s0, tmax) / ph, _exp_neg(s1, tmax) / ph, _exp_neg(s2, tmax) / ph
+    return False, tmax, p0, p1, p2, p0, p1, p2
+
+
+@njit(cache=True, forceinline=True, error_model="numpy")
+def medium_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, seed, pixel, sample, rc):
+    """Free flight from o along the unit direction d in medium k, up to the next surface at
+    ``tmax`` (may be infinite) -> (scattered, t, beta factors (3), ratio factors (3), rc):
+    see the module docstring. ``u_tau``, ``u_real``: the flight's first two numbers; ``rc``
+    the path's counter of further numbers (returned advanced)."""
+    if media.kind[k] == MEDIUM_HOMOGENEOUS:
+        sc, t, b0, b1, b2, r0, r1, r2 = homogeneous_flight(media, k, tmax, hero, u_tau)
+        return sc, t, b0, b1, b2, r0, r1, r2, rc
+    return grid_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, seed, pixel, sample, rc)
+
+
+@njit(cache=True, inline="always")
+def grid_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, seed, pixel, sample, rc):
+    """Delta tracking through grid medium k (module docstring), cell by cell of its
+    majorant grid."""
+    b0 = b1 = b2 = 1.0     # the null collisions' product: the same for beta and the ratios
+    t0, t1, px, py, pz, vx, vy, vz = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
+    if not t0 < t1:
+        return False, tmax, b0, b1, b2, b0, b1, b2, rc
+    row = media.grid
+    block, mx, my, mz = float(row[k, G_BLOCK]), row[k, G_MX], row[k, G_MY], row[k, G_MZ]
+    moff = row[k, G_MAJORANT]
+    cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz, dtx, dty, dtz = _dda_start(px, py, pz, vx, vy, vz, t0, block,
+                                                                           mx, my, mz)
+    tau = -math.log(1.0 - u_tau)
+    u = u_real
+    t = t0
+    while t < t1:
+        t_exit = min(min(nxt_x, nxt_y), min(nxt_z, t1))
+        mu = media.majorant[moff + (cz * my + cy) * mx + cx]
+        while mu > 0.0 and t + tau / mu < t_exit:
+            t += tau / mu
+            x, y, z = px + t * vx, py + t * vy, pz + t * vz
+            s0, s1, s2 = grid_sigma(media, k, x, y, z)
+            s0, s1, s2 = min(s0, mu), min(s1, mu), min(s2, mu)
+            sh = s0 if hero == 0 else s1 if hero == 1 else s2
+            if u * mu < sh:                           # a real collision: scattering
+                a0, a1, a2 = grid_albedo(media, k, x, y, z)
+                return (True, t, b0 * a0 * s0 / sh, b1 * a1 * s1 / sh, b2 * a2 * s2 / sh,
+                        b0 * s0 / sh, b1 * s1 / sh, b2 * s2 / sh, rc)
+            nh = mu - sh                              # null: on; beta and the ratios take the
+            b0, b1, b2 = b0 * (mu - s0) / nh, b1 * (mu - s1) / nh, b2 * (mu - s2) / nh   # same factors
+            u = rand01(seed, pixel, sample, MEDIUM_DIMS + rc)
+            tau = -math.log(1.0 - rand01(seed, pixel, sample, MEDIUM_DIMS + rc + 1))
+            rc += 2
+        if mu > 0.0:
+            tau -= mu * (t_exit - t)
+        t = t_exit
+        inside, cx, cy, cz, nxt_x, nxt_y, nxt_z = _dda_next(cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz,
+                                                            dtx, dty, dtz, mx, my, mz)
+        if not inside:
+            break
+    return False, tmax, b0, b1, b2, b0, b1, b2, rc
+
+
+# ------------------------------------------------------------------ transmittance
+@njit(cache=True, inline="always")
+def grid_ratio_tracking(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sample, rc):
+    """Transmittance (3 channels) of grid medium k along o + t d, t in [0, tmax], by ratio
+    tracking (module docstring) -> (T (3), rc)."""
+    t0, t1, px, py, pz, vx, vy, vz = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
+    tr0 = tr1 = tr2 = 1.0
+    if not t0 < t1:
+        return tr0, tr1, tr2, rc
+    row = media.grid
+    block, mx, my, mz = float(row[k, G_BLOCK]), row[k, G_MX], row[k, G_MY], row[k, G_MZ]
+    moff = row[k, G_MAJORANT]
+    cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz, dtx, dty, dtz = _dda_start(px, py, pz, vx, vy, vz, t0, block,
+                                                                           mx, my, mz)
+    tau = -math.log(1.0 - rand01(seed, pixel, sample, MEDIUM_DIMS + rc))
+    rc += 1
+    t = t0
+    while t < t1:
+        t_exit = min(min(nxt_x, nxt_y), min(nxt_z, t1))
+        mu = media.majorant[moff + (cz * my + cy) * mx + cx]
+        while mu > 0.0 and t + tau / mu < t_exit:
+            t += tau / mu
+            s0, s1, s2 = grid_sigma(media, k, px + t * vx, py + t * vy, pz + t * vz)
+            tr0 *= max(0.0, 1.0 - s0 / mu)
+            tr1 *= max(0.0, 1.0 - s1 / mu)
+            tr2 *= max(0.0, 1.0 - s2 / mu)
+            if tr0 + tr1 + tr2 == 0.0:
+                return 0.0, 0.0, 0.0, rc
+            tau = -math.log(1.0 - rand01(seed, pixel, sample, MEDIUM_DIMS + rc))
+            rc += 1
+        if mu > 0.0:
+            tau -= mu * (t_exit - t)
+        t = t_exit
+        inside, cx, cy, cz, nxt_x, nxt_y, nxt_z = _dda_next(cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz,
+                                                            dtx, dty, dtz, mx, my, mz)
+        if not inside:
+            break
+    return tr0, tr1, tr2, rc
+
+
+@njit(cache=True, inline="always")
+def medium_transmittance(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sample, rc):
+    """Transmittance (3) of medium k along o + t d (d unit), t in [0, tmax]: exact for a
+    homogeneous medium, ratio tracking in a grid -> (T (3), rc)."""
+    if media.kind[k] == MEDIUM_HOMOGENEOUS:
+        st = media.sigma_t
+        return _exp_neg(st[k, 0], tmax), _exp_neg(st[k, 1], tmax), _exp_neg(st[k, 2], tmax), rc
+    return grid_ratio_tracking(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sample, rc)
+
+
+@njit(cache=True, inline="always")
+def crossed_medium(geo, media, hit, px, py, pz, dx, dy, dz):
+    """(null surface?, the medium on the far side, true normal (3)) of a surface hit by a
+    ray along d: the interior when d goes in against the front normal, else the exterior."""
+    gx, gy, gz, _, _, _, mat, _ = hit_normals(geo, hit, px, py, pz)
+    null = geo.materials[mat, M_TYPE] == MAT_NULL
+    if gx * dx + gy * dy + gz * dz < 0.0:
+        return null, media.mat_interior[mat], gx, gy, gz
+    return null, media.mat_exterior[mat], gx, gy, gz
+
+
+@njit(cache=True, forceinline=True, error_model="numpy")
+def shadow_transmittance(bvh, geo, media, m, ox, oy, oz, dx, dy, dz, dist, eps, seed, pixel, sample, rc):
+    """Transmittance (3) of a shadow ray from o along the unit direction d to the light
+    point at ``dist`` (stopping SHADOW_END of the way; infinite: a direction, the
+    environment or a directional light), starting in medium m (-1: none): a surface
+    blocks it, but a ``null`` one, which it crosses into the medium on its far side
+    (then aiming at the light point again from the origin moved past it) -> (T (3), rc)."""
+    t0 = t1 = t2 = 1.0
+    qx, qy, qz = ox + dist * dx, oy + dist * dy, oz + dist * dz      # the light point (finite dist)
+    for _ in range(MAX_CROSSINGS):
+        tmax = dist * SHADOW_END
+        if m < 0:            # no medium: only a null surface on the way needs the closest hit
+            if not scene_occluded(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, tmax):
+                return t0, t1, t2, rc
+            if not media.has_null:
+                return 0.0, 0.0, 0.0, rc
+        hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, tmax)
+        seg = tmax if hit.kind == MISS else hit.t
+        if m >= 0:
+            a, b, c, rc = medium_transmittance(media, m, ox, oy, oz, dx, dy, dz, seg, seed, pixel, sample, rc)
+            t0, t1, t2 = t0 * a, t1 * b, t2 * c
+            if t0 + t1 + t2 == 0.0:
+                return 0.0, 0.0, 0.0, rc
+        if hit.kind == MISS:
+            return t0, t1, t2, rc
+        px, py, pz = ox + seg * dx, oy + seg * dy, oz + seg * dz
+        null, m, gx, gy, gz = crossed_medium(geo, media, hit, px, py, pz, dx, dy, dz)
+        if not null:
+            return 0.0, 0.0, 0.0, rc
+        off = eps if gx * dx + gy * dy + gz * dz > 0.0 else -eps
+        ox, oy, oz = px + off * gx, py + off * gy, pz + off * gz
+        if dist < INF:
+            dx, dy, dz = qx - ox, qy - oy, qz - oz
+            dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+            dx, dy, dz = dx / dist, dy / dist, dz / dist
+    return 0.0, 0.0, 0.0, rc
+
+
+# ------------------------------------------------------------------ optical depth
+@njit(cache=True, forceinline=True, error_model="numpy")
+def optical_depth(media, k, ox, oy, oz, dx, dy, dz, tmax):
+    """Optical depth (3 channels) of medium k along o + t d (d unit), t in [0, tmax]:
+    ``sigma_t tmax`` for a homogeneous medium (infinite when tmax is and sigma_t > 0),
+    for a grid the midpoint rule with steps of MARCH_STEP voxels (deterministic: the
+    Whitted integrator's Beer-Lambert attenuation and the transmittance view)."""
+    st = media.sigma_t
+    if media.kind[k] == MEDIUM_HOMOGENEOUS:
+        return (0.0 if st[k, 0] == 0.0 else st[k, 0] * tmax, 0.0 if st[k, 1] == 0.0 else st[k, 1] * tmax,
+                0.0 if st[k, 2] == 0.0 else st[k, 2] * tmax)
+    t0, t1, px, py, pz, vx, vy, vz = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
+    tau0 = tau1 = tau2 = 0.0
+    if not t0 < t1:
+        return tau0, tau1, tau2
+    speed = math.sqrt(vx * vx + vy * vy + vz * vz)         # voxels per world unit
+    n = max(1, int(math.ceil((t1 - t0) * speed / MARCH_STEP)))
+    h = (t1 - t0) / n
+    for i in range(n):
+        t = t0 + (i + 0.5) * h
+        s0, s1, s2 = grid_sigma(media, k, px + t * vx, py + t * vy, pz + t * vz)
+        tau0 += s0 * h
+        tau1 += s1 * h
+        tau2 += s2 * h
+    return tau0, tau1, tau2
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def optical_depth_rows(rows, queue, out, bvh, geo, cam, media, eps):
+    """The transmittance view (a row kernel): per pixel centre, the optical depth (3
+    channels) along the camera ray into ``out`` (H, W, 3), through the media it meets
+    from the camera's, across ``null`` boundaries, up to the first other surface (or
+    infinity); ``out[..., 3]`` counts the null boundaries crossed."""
+    bvh, geo, media = borrow(bvh), borrow(geo), borrow(media)
+    height, width = out.shape[0], out.shape[1]
+    i = next_row(rows, queue)
+    while i >= 0:
+        for j in range(width):
+            ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5, i + 0.5)
+            inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
+            dx, dy, dz = dx * inv, dy * inv, dz * inv
+            m = media.camera
+            tau0 = tau1 = tau2 = 0.0
+            crossed = 0
+            for _ in range(MAX_CROSSINGS):
+                hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
+                if m >= 0:
+                    a, b, c = optical_depth(media, m, ox, oy, oz, dx, dy, dz, hit.t)
+                    tau0, tau1, tau2 = tau0 + a, tau1 + b, tau2 + c
+                if hit.kind == MISS:
+                    break
+                px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
+                null, m, gx, gy, gz = crossed_medium(geo, media, hit, px, py, pz, dx, dy, dz)
+                if not null:
+                    break
+                crossed += 1
+                off = eps if gx * dx + gy * dy + gz * dz > 0.0 else -eps
+                ox, oy, oz = px + off * gx, py + off * gy, pz + off * gz
+            out[i, j, 0], out[i, j, 1], out[i, j, 2], out[i, j, 3] = tau0, tau1, tau2, crossed
+        i = next_row(rows, queue)
+
+
+def render_optical_depth(out, bvh, geo, cam, media, eps):
+    """:func:`optical_depth_rows` over every row of ``out`` ((H, W, 4) float64), on
+    ``numba.get_num_threads()`` threads."""
+    run_rows(optical_depth_rows, np.arange(out.shape[0], dtype=np.int64), out, bvh, geo, cam, media, eps)
+
+
+# ------------------------------------------------------------------ for the Whitted integrator
+# The Whitted kernel takes the scene's Media record, or None for a scene without media:
+# these functions compile to constants for None (overloads chosen by the argument's type,
+# as raytrace.accel.instances does for scenes without instances), so such a scene never
+# compiles the media code.
+@njit(cache=True, inline="always")
+def _camera_medium(media):
+    return media.camera
+
+
+@njit(cache=True, inline="always")
+def _medium_beyond(media, mat, entering):
+    return media.mat_interior[mat] if entering else media.mat_exterior[mat]
+
+
+@njit(cache=True, inline="always")
+def _is_null(media, geo, mat):
+    return media.has_null and geo.materials[mat, M_TYPE] == MAT_NULL
+
+
+@njit(cache=True, inline="always")
+def _beer_lambert(media, m, ox, oy, oz, dx, dy, dz, t):
+    tau0, tau1, tau2 = optical_depth(media, m, ox, oy, oz, dx, dy, dz, t)
+    return math.exp(-tau0), math.exp(-tau1), math.exp(-tau2)
+
+
+def _none(media):
+    from numba import types
+    return isinstance(media, (types.NoneType, types.Omitted))
+
+
+def _stub(name, doc):
+    def stub(*args):
+        raise TypeError(f"{name} is called from Numba kernels only")
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = doc
+    return stub
+
+
+camera_medium = _stub("camera_medium", "The medium the camera is in (-1: none, or no media at all).")
+medium_beyond = _stub("medium_beyond", "The medium behind a surface of material row ``mat`` for a ray "
+                      "that goes through it (``entering``: against its front normal): the interior, "
+                      "else the exterior; -1 without media.")
+is_null = _stub("is_null", "Whether material row ``mat`` is a ``null`` surface (a boundary only).")
+beer_lambert = _stub("beer_lambert", "Transmittance exp(-optical depth) (3) of medium m along o + t d, "
+                     "t in [0, t] (Beer-Lambert; :func:`optical_depth`); 1 without media.")
+
+
+def _register():
+    from numba.extending import overload
+
+    # without media: constants (lambdas compiled with the caller, no function of this module)
+    @overload(camera_medium, inline="never")
+    def _camera_medium_impl(media):
+        if _none(media):
+            return lambda media: np.int64(-1)
+        return lambda media: _camera_medium(media)
+
+    @overload(medium_beyond, inline="never")
+    def _medium_beyond_impl(media, mat, entering):
+        if _none(media):
+            return lambda media, mat, entering: np.int64(-1)
+        return lambda media, mat, entering: _medium_beyond(media, mat, entering)
+
+    @overload(is_null, inline="never")
+    def _is_null_impl(media, geo, mat):
+        if _none(media):
+            return lambda media, geo, mat: False
+        return lambda media, geo, mat: _is_null(media, geo, mat)
+
+    @overload(beer_lambert, inline="never")
+    def _beer_lambert_impl(media, m, ox, oy, oz, dx, dy, dz, t):
+        if _none(media):
+            return lambda media, m, ox, oy, oz, dx, dy, dz, t: (1.0, 1.0, 1.0)
+        return lambda media, m, ox, oy, oz, dx, dy, dz, t: _beer_lambert(media, m, ox, oy, oz, dx, dy, dz, t)
+
+
+_register()
