@@ -38,6 +38,12 @@ PROG = "raytrace"
 # main's userio.cli.run, so that Ctrl-C at any moment of the start exits 130 with one line.
 
 
+# what the Whitted integrator leaves out of participating media (docs/media.md), said
+# after each Whitted render of a scene with media
+WHITTED_MEDIA_NOTE = ("the Whitted integrator only dims its rays through media (Beer-Lambert): it ignores "
+                      "in-scattering, the phase function and media on shadow rays (docs/media.md); "
+                      "the path integrator renders them")
+
 def _parser():
     # imported here, inside main's Ctrl-C handling; none of these imports Numba
     from .animation import cli as animate_cli
@@ -329,6 +335,8 @@ def _render(args):
     if image.info.nonfinite:
         print(f"{PROG}: warning: {image.info.nonfinite} samples were NaN or infinite and were dropped",
               file=sys.stderr)
+    if settings["integrator"] == "whitted" and getattr(scene, "media", None) is not None and not args.quiet:
+        print(f"{PROG}: note: {WHITTED_MEDIA_NOTE}", file=sys.stderr)
     set_outputs(outputs, args.output, aov_plan, image, meta, args.exr_half, args.encoding, extra)
     if args.variance:
         outputs.set(args.variance, encode_image(args.variance, image.variance))

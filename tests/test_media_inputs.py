@@ -471,3 +471,18 @@ def test_transmittance_view_from_the_command_line(tmp_path, capsys):
     image = read_pfm(out)
     np.testing.assert_allclose(image[4, 4], math.exp(-4.0), rtol=2e-3)
     np.testing.assert_allclose(image[0, 0], 1.0, rtol=0, atol=1e-6)
+
+
+def test_whitted_says_what_it_ignores(tmp_path, capsys):
+    """A Whitted render of a scene with media ends with one note naming what the
+    integrator leaves out; a scene without media, or --quiet, gets none."""
+    from raytrace import cli
+    folder = _write(tmp_path / "in", _scene(integrator={"type": "whitted", "bounces": 2}))
+    plain = _write(tmp_path / "plain", _scene(integrator={"type": "whitted", "bounces": 2}, media={},
+                                               materials={}, objects=[{"type": "sphere"}]))
+    notes = []
+    for scene, extra in ((folder, []), (folder, ["--quiet"]), (plain, [])):
+        assert cli.main(["render", str(scene / "scene.json"), "-o", str(tmp_path / "w.pfm")] + extra) == 0
+        notes.append([line for line in capsys.readouterr().err.splitlines() if "note:" in line])
+    assert len(notes[0]) == 1 and "in-scattering" in notes[0][0] and "Beer-Lambert" in notes[0][0], notes
+    assert notes[1] == [] and notes[2] == [], notes
