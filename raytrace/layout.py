@@ -344,8 +344,8 @@ class Camera(NamedTuple):
 # and normal by the samples, depth and position by the samples that hit something. The
 # id AOVs come through the pixel centres (exact integers, -1 for nothing); "samples" is
 # the number of colour samples each pixel took, less those dropped as NaN or infinite
-# (adaptive sampling: a quarter of them only decide, see raytrace.film.adaptive). With
-# adaptive sampling the filtered AOVs use the first min_spp samples.
+# (adaptive sampling makes it differ, see raytrace.film.adaptive). With adaptive
+# sampling the filtered AOVs use the first min_spp samples (the pilot).
 AOV_ALBEDO, AOV_NORMAL, AOV_DEPTH, AOV_POSITION, AOV_UV, AOV_HITS = 0, 3, 6, 7, 10, 12
 AOV_WIDTH = 13
 FILTERED_AOVS = {"albedo": (AOV_ALBEDO, 3), "normal": (AOV_NORMAL, 3), "depth": (AOV_DEPTH, 1),
@@ -354,9 +354,9 @@ ID_AOVS = ("object_id", "material_id")
 AOVS = tuple(FILTERED_AOVS) + ID_AOVS + ("samples",)
 PATH_SAMPLING, WHITTED_SAMPLING = 0, 1      # whose camera samples an AOV pass follows
 
-# Adaptive sampling (raytrace.film.adaptive): the stopping rule judges the last block of
-# JUDGED_BLOCK samples in every JUDGED_EVERY blocks (samples 12-15, 28-31, ...), whose
-# sums the path kernel also adds to a second buffer; the image averages the others.
+# The previous adaptive sampling's judged samples (the last block of JUDGED_BLOCK in every
+# JUDGED_EVERY: 12-15, 28-31, ...): only kernels.adaptive.is_judged reads them, for
+# kernels.volpath's half buffer, which the renderer no longer passes (remove together).
 JUDGED_BLOCK, JUDGED_EVERY = 4, 4
 
 

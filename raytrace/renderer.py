@@ -330,37 +330,38 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
     s_pattern = dict(s, spp=adaptive_sampling.pattern_spp(spp)) if adaptive else s   # the camera's
     settings = kernel_settings(s_pattern)
     accum, nonfinite, counter = pk.new_buffers(h, w, written=True)
-    plan = half = None
+    plan = None
     if adaptive:
         plan = adaptive_sampling.Plan(h, w, s["noise_threshold"], s["min_spp"], spp,
                                       (np.arange(h, dtype=np.int64) * settings.row_stride) % h)
-        half = written_zeros((h, w, 6))
     bar = _progress_bar(progress, spp, "pass" if adaptive else "spp", "path")
     note = (lambda: bar.write("stopping after this pass (Ctrl-C again to stop now)", file=sys.stderr)) \
         if bar is not None else None
     stop = _StopFlag(note)
     interrupted = False
     last_partial = time.perf_counter()
-    last_pass = 0.0
+    last_pass, last_work = 0.0, 1
     try:
         with stop.active():
             sample = 0
             while sample < spp:
                 if stop.requested or (plan is not None and plan.done):
                     break
-                if adaptive and budget is not None and _elapsed(clock) + last_pass > budget and sample > 0:
-                    plan.stopped_by = "time"
-                    break
                 count = plan.chunk(sample) if plan is not None else 1
+                if adaptive and budget is not None and sample > 0 and \
+                        _elapsed(clock) + last_pass * plan.work(count) / last_work > budget:
+                    plan.stopped_by = "time"        # the next call, at the last one's speed, would not fit
+                    break
+                work = plan.work(count) if plan is not None else 1
                 started = time.perf_counter()
                 try:
                     path_pass(scene)(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
                                      env, cam, settings, table, rows=plan and plan.rows,
-                                     active=plan and plan.active, half=half, count=count)
+                                     active=plan and plan.active, count=count)
                 finally:               # Ctrl-C twice: the call still finished its samples
                     if plan is not None:
-                        plan.after_pass(sample + count, half, accum, count)
-                last_pass = time.perf_counter() - started
+                        plan.after_pass(sample + count, accum, count)
+                last_pass, last_work = time.perf_counter() - started, max(work, 1)
                 if aov_buf is not None:
                     for k in range(sample, min(sample + count, s["min_spp"]) if plan is not None else sample + 1):
                         _aov_pass(scene, s_pattern, aov_buf, k, PATH_SAMPLING)
@@ -372,7 +373,7 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
                 if callback is not None:
                     callback(int(counter[0]), spp)
                 if partial and time.perf_counter() - last_partial >= partial[1] and sample < spp:
-                    part = RenderedImage(_mean_and_variance(accum, int(counter[0]), plan, half)[0],
+                    part = RenderedImage(_mean_and_variance(accum, int(counter[0]), plan)[0],
                                          _info(s, int(counter[0]), int(nonfinite.sum()), clock, plan))
                     partial[0](part)
                     last_partial = time.perf_counter()
@@ -384,7 +385,7 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
     done = int(counter[0])
     image = var = None
     if done > 0:
-        mean, var = _mean_and_variance(accum, done, plan, half)
+        mean, var = _mean_and_variance(accum, done, plan)
         image, var = mean.astype(np.float32), var.astype(np.float32)
     if (interrupted or stop.requested) and done < spp and not (plan is not None and plan.done):
         if image is not None:
@@ -394,8 +395,8 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
     return image, var, done, nonfinite, plan
 
 
-def _mean_and_variance(accum, done, plan, half=None):
-    return plan.mean_and_variance(accum, half) if plan is not None else pk.mean_and_variance(accum, done)
+def _mean_and_variance(accum, done, plan):
+    return plan.mean_and_variance(accum) if plan is not None else pk.mean_and_variance(accum, done)
 
 
 def _elapsed(clock):

@@ -1,16 +1,24 @@
-"""Adaptive sampling and time budgets (raytrace.film.adaptive, raytrace.kernels.adaptive).
+"""Adaptive sampling and time budgets (raytrace.film.adaptive).
 
-- the stopping rule: the Numba kernel against the NumPy statement of it, the judged
-  sample counts in closed form, the 3x3 maximum against a brute-force one;
-- determinism: the same image and sample counts on 1 and 2 threads, chunked calls equal
-  to one pass at a time;
-- bias: 10 seeds of adaptive renders against the stored 65536-spp Mitsuba references
-  (the statistics of ``test_path_vs_mitsuba``), with the negative control that a rule
-  keeping the samples it judged (the production shortcut) is caught;
+- the plan: neighbour means and scores against brute force, the allocation's closed-form
+  properties (powers of two, the smallest scale whose predicted error meets the
+  threshold, the cap), a pixel's score blind to its own samples (and the negative
+  control's not);
+- unbiased by construction: an adaptive image is, pixel by pixel, the uniform render of
+  the same seed at that pixel's count (a pixel's first n samples are the same in every
+  power-of-two pattern), and the counts do not look at the pixel's own samples;
+- determinism: the same image and sample counts on 1 and 2 threads, chunked kernel calls
+  equal to one pass at a time;
+- bias: 16 seeds of adaptive renders against the four stored 65536-spp Mitsuba
+  references (the statistics of ``test_path_vs_mitsuba``), both samplers, two
+  thresholds, with the negative control that a rule judging each pixel on its own
+  samples is caught (``benchmarks/bench_adaptive.py --part bias``: six scenes, 16 seeds,
+  the full matrix);
 - ``--time``: the image and the spp it reports, reproduced by ``--spp`` / ``--max-spp``;
 - bad values: one line, exit 2.
 """
 import json
+import math
 
 import numba
 import numpy as np
@@ -20,58 +28,98 @@ import raytrace
 from raytrace import cli
 from raytrace.film import adaptive
 from raytrace.image import read_pfm, read_rgb_image
-from raytrace.kernels.adaptive import stop_converged
+from mitsuba_path_scenes import scene_dir
 from test_path_vs_mitsuba import CORNELL_BOX, _scene, compare, load_reference, summary
 
-SEEDS = range(100, 110)
+SEEDS = range(100, 116)
 Z = 4.0
 
 
-def test_judged_counts_closed_form():
-    counts = np.arange(0, 70)
-    brute = np.array([sum((k // 4) % 4 == 3 for k in range(n)) for n in counts])
-    assert adaptive.judged_count(counts).tolist() == brute.tolist()
-    assert adaptive.judged_count(16) == 4 and adaptive.judged_count(14) == 2 and adaptive.judged_count(13) == 1
+def test_pattern_spp_is_the_power_of_two_above():
     assert [adaptive.pattern_spp(n) for n in (1, 2, 3, 16, 17, 1000)] == [1, 2, 4, 16, 32, 1024]
 
 
-def test_neighbourhood_max_is_the_3x3_maximum():
-    a = np.random.default_rng(1).random((7, 9))
-    brute = np.array([[a[max(i - 1, 0):i + 2, max(j - 1, 0):j + 2].max() for j in range(9)] for i in range(7)])
-    assert np.array_equal(adaptive.neighbourhood_max(a), brute)
+@pytest.mark.parametrize("shape", [(7, 9), (6, 5, 3), (1, 4), (1, 1)])
+def test_neighbour_mean_is_the_mean_of_the_8_neighbours(shape):
+    a = np.random.default_rng(1).random(shape)
+    h, w = shape[:2]
+    brute = np.zeros(shape)
+    for i in range(h):
+        for j in range(w):
+            around = [a[x, y] for x in range(max(i - 1, 0), min(i + 2, h)) for y in range(max(j - 1, 0), min(j + 2, w))
+                      if (x, y) != (i, j)]
+            brute[i, j] = np.mean(around, axis=0) if around else 0.0
+    assert np.allclose(adaptive.neighbour_mean(a), brute, rtol=1e-12, atol=0)
 
 
-@pytest.mark.parametrize("judged_only", [True, False])
-def test_kernel_is_the_numpy_rule(judged_only, monkeypatch):
-    rng = np.random.default_rng(7)
-    h, w = 20, 24
-    counts = rng.integers(8, 60, (h, w))
-    k = adaptive.judged_count(counts) if judged_only else counts
-    samples = [rng.gamma(0.5, 0.4, (int(k[i, j]), 3)) for i in range(h) for j in range(w)]
-    half = np.zeros((h, w, 6))
-    for idx, s in enumerate(samples):
-        half[idx // w, idx % w, :3] = s.sum(0)
-        half[idx // w, idx % w, 3:] = (s * s).sum(0)
-    # by hand: judged mean and variance, floor = 2 x the image's mean of the means
-    means = half[..., :3] / np.maximum(k, 1)[..., None]
-    var = np.array([s.var(axis=0, ddof=1) if len(s) > 1 else np.zeros(3) for s in samples]).reshape(h, w, 3)
-    floor = adaptive.FLOOR * means.mean()
-    by_hand = (np.sqrt(var / counts[..., None]) / np.maximum(means, floor)).max(-1)
-    by_hand[k < 2] = np.inf
-    monkeypatch.setattr(adaptive, "JUDGED_ONLY", judged_only)
-    if judged_only:
-        assert np.allclose(adaptive.pixel_noise(half, counts), by_hand, rtol=1e-9)
-    threshold = float(np.median(by_hand[np.isfinite(by_hand)]))
-    active = np.ones((h, w), np.uint8)
-    active[0, :5] = 0                                   # stopped pixels stay stopped
-    noise = np.empty((h, w))
-    left = stop_converged(half, counts, active, noise, threshold, adaptive.FLOOR, judged_only)
-    assert np.allclose(noise, by_hand, rtol=1e-9)
-    was_active = np.ones((h, w), bool)
-    was_active[0, :5] = False
-    expect = (adaptive.neighbourhood_max(by_hand) >= threshold) & was_active
-    assert active.astype(bool).tolist() == expect.tolist()
-    assert left == int(expect.sum()) and 0 < left < h * w - 5
+def _pilot(h=12, w=14, n=16, seed=7):
+    """Sums of n gamma-distributed 'samples' per pixel and channel, and the samples."""
+    rng = np.random.default_rng(seed)
+    scale = rng.choice([0.01, 0.3, 3.0], size=(h, w, 1, 1))       # dark, mid and bright pixels
+    x = rng.gamma(0.6, 1.0, (h, w, n, 3)) * scale
+    return np.concatenate([x.sum(2), (x * x).sum(2)], axis=-1), x
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_scores_by_hand(own):
+    accum, x = _pilot()
+    m, v = x.mean(2), x.var(2, ddof=1)
+    image_mean = m.mean()
+    if not own:
+        m, v = adaptive.neighbour_mean(m), adaptive.neighbour_mean(v)
+    d = np.clip(m, adaptive.DARK * image_mean, adaptive.BRIGHT * image_mean)
+    by_hand = np.sqrt((v / d ** 2).mean(-1))
+    assert np.allclose(adaptive.pilot_scores(accum, 16, own=own), by_hand, rtol=1e-9)
+
+
+def test_a_pixels_score_does_not_look_at_its_own_samples():
+    """Changing a pixel's own samples (its variance, keeping its mean and so the image's)
+    leaves its score alone with the neighbour rule, and changes it with the negative
+    control's own-sample rule (so the check can fail)."""
+    accum, _ = _pilot()
+    changed = accum.copy()
+    changed[5, 6, 3:] *= 4.0                         # a far larger spread, the same mean
+    for own, same in ((False, True), (True, False)):
+        a, b = adaptive.pilot_scores(accum, 16, own=own), adaptive.pilot_scores(changed, 16, own=own)
+        assert bool(a[5, 6] == b[5, 6]) is same
+    neighbours = adaptive.pilot_scores(changed, 16) != adaptive.pilot_scores(accum, 16)
+    assert neighbours.sum() == 8 and neighbours[4:7, 5:8].sum() == 8   # its neighbours see it
+
+
+def _predicted(scores, n):
+    return math.sqrt(float((scores ** 2 / n).mean()))
+
+
+@pytest.mark.parametrize("threshold", [2.0, 0.5, 0.2, 0.05])
+def test_allocation_meets_the_threshold_with_the_smallest_scale(threshold):
+    accum, _ = _pilot()
+    scores = adaptive.pilot_scores(accum, 16)
+    n, capped = adaptive.allocate(scores, threshold, 16, 1 << 20)
+    assert not capped and n.min() >= 16 and ((n & (n - 1)) == 0).all()           # powers of two
+    assert _predicted(scores, n) <= threshold
+    # n_i = max(16, 2^round(log2(lam s_i^0.7))): recover log2(lam) from any uncapped pixel,
+    # and a slightly smaller lam no longer meets the threshold
+    free = n > 16
+    if free.any():
+        k = np.log2(n[free]) - adaptive.EXPONENT * np.log2(scores[free])
+        lo, hi = (k - 0.5).max(), (k + 0.5).min()                                  # lam's range
+        assert lo <= hi
+        smaller = np.maximum(np.exp2(np.round(lo - 1e-3 + adaptive.EXPONENT * np.log2(scores))), 16)
+        assert _predicted(scores, smaller) > threshold
+    else:
+        assert _predicted(scores, np.full_like(scores, 16.0)) <= threshold
+
+
+def test_allocation_edge_cases_and_the_cap():
+    accum, _ = _pilot()
+    scores = adaptive.pilot_scores(accum, 16)
+    full, capped = adaptive.allocate(scores, 0.05, 16, 1 << 20)
+    cut, capped_cut = adaptive.allocate(scores, 0.05, 16, 64)
+    assert not capped and capped_cut and np.array_equal(cut, np.minimum(full, 64))   # the cap only caps
+    assert np.array_equal(adaptive.allocate(scores, 0.0, 16, 256)[0], np.full(scores.shape, 256))
+    assert np.array_equal(adaptive.allocate(np.zeros((3, 4)), 0.1, 8, 256)[0], np.full((3, 4), 8))
+    looser = adaptive.allocate(scores, 0.1, 16, 1 << 20)[0]
+    assert (looser <= full).all() and looser.sum() < full.sum()                    # monotone in the threshold
 
 
 def _cornell(size=32):
@@ -85,64 +133,106 @@ def test_same_image_and_counts_on_one_and_two_threads():
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = raytrace.render(scene, noise_threshold=0.15, max_spp=128, aovs=["samples"])
+        one = raytrace.render(scene, noise_threshold=0.4, max_spp=128, aovs=["samples"])
         numba.set_num_threads(max(2, before))
-        two = raytrace.render(scene, noise_threshold=0.15, max_spp=128, aovs=["samples"])
+        two = raytrace.render(scene, noise_threshold=0.4, max_spp=128, aovs=["samples"])
     finally:
         numba.set_num_threads(before)
     assert np.array_equal(one, two) and np.array_equal(one.aovs["samples"], two.aovs["samples"])
     n = one.aovs["samples"]
     assert n.min() == 16 and n.max() == 128 and 16 < n.mean() < 128      # it adapted
     assert one.info.spp_mean == pytest.approx(n.mean()) and one.info.stopped_by in ("spp", "noise")
-    other = raytrace.render(scene, noise_threshold=0.15, max_spp=128, seed=3)
+    other = raytrace.render(scene, noise_threshold=0.4, max_spp=128, seed=3)
     assert not np.array_equal(one, other)
 
 
 def test_chunked_kernel_calls_make_the_sums_of_single_passes():
     from raytrace.kernels import path as pk
-    from raytrace.renderer import environment, kernel_settings, resolve_settings, scene_lights, make_camera
     from raytrace.kernels.sampling import gaussian_inverse_cdf_table
+    from raytrace.renderer import environment, kernel_settings, make_camera, resolve_settings, scene_lights
     scene = _cornell(16)
     s = resolve_settings(scene, {"spp": 16})
     args = (scene.accel, scene.geometry, scene_lights(scene), environment(scene), make_camera(scene.data["camera"]),
             kernel_settings(s), gaussian_inverse_cdf_table())
     one, chunk = pk.new_buffers(16, 16), pk.new_buffers(16, 16)
-    half1, half2 = np.zeros((16, 16, 6)), np.zeros((16, 16, 6))
     for k in range(16):
-        pk.render_pass(one[0], one[1], one[2], k, *args, half=half1)
-    pk.render_pass(chunk[0], chunk[1], chunk[2], 0, *args, half=half2, count=16)
-    assert np.array_equal(one[0], chunk[0]) and np.array_equal(half1, half2) and chunk[2][0] == 16
-    judged = np.zeros_like(half1)
-    for k in range(12, 16):                              # the judged samples: block 12-15
-        b = pk.new_buffers(16, 16)
-        pk.render_pass(b[0], b[1], b[2], k, *args)
-        judged += b[0]
-    assert np.allclose(half1, judged, rtol=1e-12)
+        pk.render_pass(one[0], one[1], one[2], k, *args)
+    pk.render_pass(chunk[0], chunk[1], chunk[2], 0, *args, count=16)
+    assert np.array_equal(one[0], chunk[0]) and chunk[2][0] == 16
 
 
-def _bias(name, monkeypatch, judged_only):
-    monkeypatch.setattr(adaptive, "JUDGED_ONLY", judged_only)
+def test_an_adaptive_image_is_the_uniform_render_of_each_pixels_count():
+    """Pixel by pixel, an adaptive render equals the uniform render of the same seed at
+    that pixel's sample count: a pixel's first n samples are the same in every
+    power-of-two pattern, whatever the other pixels take. With the counts blind to the
+    pixel's own samples (above) and every prefix of its samples unbiased
+    (``test_sampling``), the image is unbiased. Both samplers; the independent one's
+    256-sample pattern is the 16 x 16 jittered grid."""
+    scene = _cornell(24)
+    for sampler in ("sobol", "independent"):
+        img = raytrace.render(scene, noise_threshold=0.4, max_spp=256, seed=4, sampler=sampler, aovs=["samples"])
+        n = img.aovs["samples"]
+        assert len(np.unique(n)) >= 3 and n.min() == 16                         # it adapted
+        picked = np.zeros_like(np.asarray(img))
+        for k in np.unique(n):
+            uniform = np.asarray(raytrace.render(scene, spp=int(k), seed=4, sampler=sampler))
+            if sampler == "independent" and k != 256:       # its uniform pattern of k samples differs:
+                uniform = _first_passes_image(scene, 256, int(k), seed=4, sampler=sampler)   # k of 256's
+            picked[n == k] = uniform[n == k]
+        assert np.array_equal(picked, np.asarray(img)), sampler
+
+
+def _first_passes_image(scene, pattern_spp, passes, seed, sampler):
+    """The mean of the first ``passes`` samples of every pixel of a ``pattern_spp``-sample
+    render (float32, as the renderer returns it)."""
+    from raytrace.kernels import path as pk
+    from raytrace.kernels.sampling import gaussian_inverse_cdf_table
+    from raytrace.renderer import environment, kernel_settings, make_camera, resolve_settings, scene_lights
+    s = resolve_settings(scene, {"spp": pattern_spp, "seed": seed, "sampler": sampler})
+    h, w = s["height"], s["width"]
+    accum, nonfinite, counter = pk.new_buffers(h, w)
+    pk.render_pass(accum, nonfinite, counter, 0, scene.accel, scene.geometry, scene_lights(scene),
+                   environment(scene), make_camera(scene.data["camera"]), kernel_settings(s),
+                   gaussian_inverse_cdf_table(), count=passes)
+    return pk.mean_and_variance(accum, passes)[0].astype(np.float32)
+
+
+def _bias(name, sampler, threshold, monkeypatch, own):
+    monkeypatch.setattr(adaptive, "OWN_SAMPLES", own)
     ref, ref_std = load_reference(name)
-    scene = raytrace.load_scene(_scene(name), base_dir=CORNELL_BOX.parent)
-    renders = [raytrace.render(scene, seed=s, noise_threshold=0.2, max_spp=256) for s in SEEDS]
+    scene = raytrace.load_scene(_scene(name), base_dir=scene_dir(_scene(name)))
+    renders = [raytrace.render(scene, seed=s, noise_threshold=threshold, max_spp=256, sampler=sampler) for s in SEEDS]
     assert all(16 < r.info.spp_mean < 256 for r in renders)         # it adapted
     imgs = [np.asarray(r, np.float64) for r in renders]
-    s = compare(np.mean(imgs[:5], axis=0), np.mean(imgs[5:], axis=0), ref, ref_std)
+    half = len(imgs) // 2
+    s = compare(np.mean(imgs[:half], axis=0), np.mean(imgs[half:], axis=0), ref, ref_std)
     z = s["mean_rel"] / s["mean_se"]
     worst = max(t["excess_z"] for t in s["scales"].values())
     return z, worst, summary(s)
 
 
-@pytest.mark.parametrize("name", ["cornell_box", "glass_mirror"])
-def test_adaptive_images_are_unbiased(name, monkeypatch):
-    z, worst, text = _bias(name, monkeypatch, True)
+# The four stored references, both samplers, two thresholds (about 40 and 100 samples per
+# pixel on average, max_spp 256: for the independent sampler the 16 x 16 jittered grid, the
+# pattern whose row-major order was biased), each scene and each sampler at both: a lean
+# half of the full matrix, which ``benchmarks/bench_adaptive.py --part bias`` runs on six
+# scenes.
+BIAS_CASES = [("cornell_box", "sobol", 0.34), ("cornell_box", "independent", 0.22),
+              ("glass_mirror", "sobol", 0.24), ("glass_mirror", "independent", 0.41),
+              ("latlong_sky", "sobol", 0.22), ("latlong_sky", "independent", 0.14),
+              ("spot", "sobol", 0.28), ("spot", "independent", 0.45)]
+
+
+@pytest.mark.parametrize("name, sampler, threshold", BIAS_CASES)
+def test_adaptive_images_are_unbiased(name, sampler, threshold, monkeypatch):
+    z, worst, text = _bias(name, sampler, threshold, monkeypatch, False)
     assert np.all(np.abs(z) <= Z) and worst <= Z, text
 
 
-def test_a_rule_that_keeps_what_it_judged_is_caught(monkeypatch):
-    """Negative control: the rule judging all the samples, all of which the image keeps,
-    on the glass scene (measured: means 3 % dark, 20-46 standard errors)."""
-    z, worst, text = _bias("glass_mirror", monkeypatch, False)
+def test_a_rule_that_looks_at_the_pixels_own_samples_is_caught(monkeypatch):
+    """Negative control: each pixel's count from its own pilot samples, all of which the
+    image keeps, on the glass scene (measured: channel means 1.9-3.8 % dark, 32-65
+    standard errors; the neighbour rule on this scene: within 1.2)."""
+    z, worst, text = _bias("glass_mirror", "sobol", 0.41, monkeypatch, True)
     assert np.any(np.abs(z) > Z) or worst > Z, text
 
 
@@ -211,11 +301,11 @@ def test_a_bad_noise_threshold_in_the_scene_file(tmp_path, capsys, value):
 
 
 def test_samples_view_and_aov(tmp_path, capsys):
-    path = _scene_file(tmp_path, noise_threshold=0.15, max_spp=64)
+    path = _scene_file(tmp_path, noise_threshold=0.4, max_spp=64)
     out = tmp_path / "v.png"
     assert cli.main(["render", str(path), "-o", str(out), "--view", "samples"]) == 0
     err = capsys.readouterr().err
-    assert "samples per pixel (adaptive, noise threshold 0.15)" in err
+    assert "samples per pixel (adaptive, noise threshold 0.4)" in err
     view = read_rgb_image(out)
     assert view.shape[0] > 24 and view.shape[1] == 24          # the legend strip below
     from raytrace.views import render_view
@@ -249,11 +339,11 @@ def test_interrupted_adaptive_render_counts_the_samples_it_holds():
         if len(calls) == 2:
             raise KeyboardInterrupt
     with pytest.raises(raytrace.RenderInterrupted) as stop:
-        raytrace.render(scene, noise_threshold=0.05, max_spp=64, callback=stop_after_two)
+        raytrace.render(scene, noise_threshold=0.4, max_spp=128, callback=stop_after_two)
     part = stop.value.image
-    capped = raytrace.render(scene, noise_threshold=0.05, max_spp=64)
-    assert part is not None and part.info.spp == calls[1] < 64
-    again = raytrace.render(scene, noise_threshold=0.05, max_spp=part.info.spp)
+    capped = raytrace.render(scene, noise_threshold=0.4, max_spp=128)
+    assert part is not None and part.info.spp == calls[1] < 128
+    again = raytrace.render(scene, noise_threshold=0.4, max_spp=part.info.spp)
     assert np.array_equal(part, again) and not np.array_equal(part, capped)
 
 

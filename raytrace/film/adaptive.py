@@ -1,65 +1,63 @@
-"""Adaptive sampling for the path tracer: after ``min_spp`` passes over every pixel, a
-pass goes only to the pixels whose estimated noise is still at least the threshold.
+"""Adaptive sampling for the path tracer: a pilot pass over every pixel, then one plan of
+how many samples each pixel takes, made from its neighbours' pilot samples, never its
+own, so that every sample a pixel takes stays in its image without bias.
 
-The noise of a pixel (``--noise-threshold`` compares with it): the relative standard
-error of the pixel's mean, estimated from its **judged samples** only, the last block of
-4 in every 16 (samples 12-15, 28-31, 44-47, ...), per channel ``c``::
+**Pilot.** Every pixel takes ``min_spp`` samples (default 16).
 
-    e_c = sqrt(v_c / n) / max(m_c, floor)        noise = max over c, then over the 3x3
-                                                  neighbourhood of the pixel
+**Noise.** Each pixel gets a score, the per-sample noise of its **8 neighbours** (the 3 x 3
+block without its centre; at the border the neighbours inside the image), from their
+pilot samples, per channel ``c``::
 
-``m_c`` and ``v_c`` are the mean and the unbiased sample variance of the judged samples,
-``n`` the number of samples the pixel holds (all of them: ``sqrt(v_c / n)`` is the
-standard error of the image's mean), ``floor`` = ``FLOOR`` (2) times the mean of ``m``
-over the image and its channels. So the error is relative for pixels brighter than
-twice the image's mean (a light, a highlight) and absolute, in units of the image's
-brightness, for the rest: no exposure or unit of the scene changes a decision, black
-pixels stop, and the samples go where the squared error is (on the Cornell box at 256 x
-256 a floor of 0.05, or of the image mean itself, spent most samples on dark pixels).
-The 3x3 maximum keeps a pixel sampling while a neighbour is noisy: an edge or a small
-light that the first samples of a pixel missed (zero variance) is still found through
-its neighbours. A pixel with fewer than 2 judged samples (``min_spp`` < 14) counts as
-noisy.
+    s^2 = mean over c of  V_c / clamp(M_c, DARK m, BRIGHT m)^2
 
-Bias. A rule that stops a pixel by looking at its samples prefers to stop after lucky
-ones: path-traced radiance is skewed, so a pixel whose samples happen to be low also
-shows a low variance and stops. So the rule looks at the judged samples only, and the
-image of a pixel is the mean of its **other** samples: the stopping time depends on
-samples that are not in the estimate, which stays unbiased. The price: a quarter of
-every pixel's samples are not in its image (``mean_and_variance``). Measured on the
-stored Mitsuba references (64 x 64, 10 seeds, threshold 0.2, the z-test of
-``tests/test_adaptive.py``): keeping the judged samples in the image (what production
-renderers do) made the glass scene's mean 1.7 % dark (11 standard errors; judging all
-samples: 3 %, 35) and the Cornell box's red 0.19 % (3); leaving them out, both are
-within 2 standard errors. Why blocks of 4 and not every other sample: the samples are
-Owen-scrambled Sobol points, whose odd-numbered points all lie in one half of every
-dimension (the lowest index bit sets the first digit), so an image of the even ones
-sees half the pixel (it measured 4 times the squared error of an image of as many
-consecutive points); aligned blocks of consecutive points are stratified nets over the
-whole domain, and so are the 12 points before each judged block. Judging 1 block in 4
-rather than 1 in 2 measured a lower RMSE at the same time (``benchmarks/bench_adaptive.py``).
+``V_c`` and ``M_c`` are the means over the neighbours of their samples' variance (unbiased)
+and mean, ``m`` the mean of the pilot image over its pixels and channels. So a pixel
+brighter than ``BRIGHT`` (1/2) times the image's mean counts its absolute error (in units
+of half that mean: what RMSE sees), a darker one its error relative to its brightness
+(what the eye sees in shadows; down to ``DARK`` (1/10) times the mean, so that black
+pixels stop). No exposure or unit of the scene changes a plan.
 
-Schedule. Pass ``k`` (0, 1, ...) adds sample ``k`` to every active pixel, so an image
-depends on the seed only (never on threads or timing); a pixel once stopped never starts
-again, so its samples are always ``0 .. n - 1``, a prefix of its sequence as in a
-uniform render. The plan is remade after pass ``min_spp`` and then after every
-``max(1, n // 8)`` passes (``n`` passes done): a function of the seed and the image so
-far. The passes between two decisions go to the kernel in one call (each active pixel
-takes its samples in order: the same sums as one pass at a time, without a call per pass
-for the few pixels left at the end). A render ends when no pixel is active, after
-``max_spp`` passes, or at the end of a time budget (the CLI's ``--time``); the camera
-positions then come from a pattern for ``pattern_spp(max_spp)`` samples (a power of two:
-Sobol points), so that the first ``n`` passes do not depend on where the render stops,
-and ``--max-spp n`` reproduces a render that a time budget stopped after ``n`` passes.
+**Allocation.** Pixel ``i`` takes ``n_i = max(min_spp, 2^round(log2(lam s_i^EXPONENT)))``
+samples, capped at ``max_spp``: a power of two, so that a pixel's points are whole
+blocks of its Owen-scrambled Sobol sequence (the first 2^k points are a stratified net;
+other counts measured worse per sample). ``lam`` is the smallest for which the predicted
+error, ``sqrt(mean_i s_i^2 / n_i)`` (before the ``max_spp`` cap), is at most the
+threshold ``T`` (``--noise-threshold``). Why ``EXPONENT`` 0.7 and not 1 (``n_i``
+proportional to the standard deviation, what minimises the squared error of independent
+samples): Sobol points make a pixel's error fall faster than 1/n where its integrand is
+smooth or has one edge (a light's outline), so the noisiest pixels need fewer samples
+than their variance says; on the benchmark scenes 0.5-0.8 measured alike and 1 worse
+(``docs/adaptive-sampling.md``). A single plan, from the pilot only: a second plan
+made from the neighbours' later samples would depend on the pixel's own samples
+through the neighbours' counts.
+
+**Unbiased.** Pixels use independent random numbers (their own scrambles), so a
+pixel's count is independent of its own samples (up to the image mean in the floor and
+``lam``, one number over all pixels), and the mean of the first ``n`` samples of a
+pixel is unbiased for every ``n`` (``tests/test_sampling.py``): the image of a pixel is
+the mean of all its samples. A rule that looks at a pixel's own samples prefers to stop
+after lucky (dark) ones: :data:`OWN_SAMPLES` switches to it, the negative control of
+the bias tests.
+
+**Schedule.** Pass ``k`` (0, 1, ...) adds sample ``k`` to every pixel whose plan has
+more than ``k`` samples, so an image depends on the seed only (never on threads or
+timing), a pixel's samples are always ``0 .. n - 1``, and a render stopped after any
+pass (``--time``, Ctrl-C, a partial image) holds ``min(n_i, passes)`` samples per pixel:
+still unbiased. The passes between two counts of the plan go to the kernel in one call.
+The camera positions come from the pattern for ``pattern_spp(max_spp)`` samples (a
+power of two: Sobol points, whose first ``n`` do not depend on the total), and the plan
+does not depend on ``max_spp`` except through the cap, so ``--max-spp n`` reproduces a
+render that a time budget stopped after ``n`` passes.
 """
+import math
+
 import numpy as np
 
-from ..layout import JUDGED_BLOCK, JUDGED_EVERY
-
-FLOOR = 2.0           # times the image's mean: below it, the error counts as absolute
-TINY = 1e-6           # the smallest floor (an all-black image)
-JUDGED_ONLY = True    # False: the rule judges all the samples (the bias test's negative control)
-DEFAULT_MIN_SPP = 16  # uniform passes before the first decision (4 judged samples)
+DEFAULT_MIN_SPP = 16  # the pilot: samples every pixel takes before the plan
+EXPONENT = 0.7        # n_i ~ s_i^EXPONENT (module docstring)
+DARK, BRIGHT = 0.1, 0.5   # the clamp of a pixel's brightness, in units of the image's mean
+TINY = 1e-12          # the smallest image mean (an all-black pilot)
+OWN_SAMPLES = False   # True: each pixel judged on its own pilot samples (biased; the bias tests' negative control)
 
 
 def pattern_spp(max_spp):
@@ -68,52 +66,96 @@ def pattern_spp(max_spp):
     return 1 << max(0, int(max_spp - 1).bit_length())
 
 
-def judged_count(n):
-    """How many of samples 0 .. n - 1 the rule judges (``n``: int or int array)."""
-    b, e = JUDGED_BLOCK, JUDGED_EVERY
-    return (n // (e * b)) * b + np.maximum(0, n % (e * b) - (e - 1) * b)
+def neighbour_mean(a):
+    """The mean of ``a`` ((H, W) or (H, W, C)) over each pixel's 8 neighbours (at the
+    border, over those inside the image; a 1-pixel image: 0)."""
+    h, w = a.shape[:2]
+    total = np.zeros_like(a, dtype=np.float64)
+    count = np.zeros((h, w))
+    for di in (-1, 0, 1):
+        for dj in (-1, 0, 1):
+            if di == 0 and dj == 0:
+                continue
+            dst = (slice(max(0, -di), h - max(0, di)), slice(max(0, -dj), w - max(0, dj)))
+            src = (slice(max(0, di), h - max(0, -di)), slice(max(0, dj), w - max(0, -dj)))
+            total[dst] += a[src]
+            count[dst] += 1.0
+    count = np.maximum(count, 1.0)
+    return total / (count if a.ndim == 2 else count[..., None])
 
 
-def pixel_noise(half, n):
-    """The noise of every pixel (module docstring), (H, W) float64, before the 3x3
-    maximum: the NumPy statement of the rule (``kernels.adaptive.stop_converged`` applies
-    it). ``half``: (H, W, 6) sums of the judged samples (radiance, then its square);
-    ``n``: (H, W) samples per pixel."""
-    kc = judged_count(n)
-    k = np.maximum(kc, 1)[..., None].astype(np.float64)
-    mean = half[..., :3] / k
-    var = np.maximum(half[..., 3:] / k - mean * mean, 0.0) * (k / np.maximum(k - 1.0, 1.0))
-    floor = max(FLOOR * float(mean.mean()), TINY)
-    err = np.sqrt(var / np.maximum(n, 1)[..., None]) / np.maximum(mean, floor)
-    return np.where(kc >= 2, err.max(axis=-1), np.inf)
+def pilot_scores(accum, n, own=None):
+    """The noise score ``s`` (H, W) of every pixel (module docstring) from ``accum``
+    ((H, W, 6): sums of the pilot's ``n`` samples per pixel and of their squares).
+    ``own`` (default :data:`OWN_SAMPLES`): each pixel's own samples instead of its
+    neighbours' (biased)."""
+    own = OWN_SAMPLES if own is None else own
+    n = float(n)
+    mean = accum[..., :3] / n
+    var = np.maximum(accum[..., 3:] / n - mean * mean, 0.0) * (n / max(n - 1.0, 1.0))
+    image_mean = max(float(mean.mean()), TINY)
+    if not own:
+        mean, var = neighbour_mean(mean), neighbour_mean(var)
+    scale = np.clip(np.abs(mean), DARK * image_mean, BRIGHT * image_mean)
+    return np.sqrt((var / (scale * scale)).mean(axis=-1))
 
 
-def neighbourhood_max(a):
-    """The maximum of ``a`` (H, W) over each pixel's 3x3 neighbourhood (edges: the part
-    inside the image)."""
-    out = a.copy()
-    np.maximum(out[1:], a[:-1], out=out[1:])
-    np.maximum(out[:-1], a[1:], out=out[:-1])
-    rows = out.copy()
-    np.maximum(out[:, 1:], rows[:, :-1], out=out[:, 1:])
-    np.maximum(out[:, :-1], rows[:, 1:], out=out[:, :-1])
-    return out
+def _counts(scores_p, log_lam, min_spp):
+    """Counts for lam = 2^log_lam before the max_spp cap: powers of two, at least min_spp."""
+    with np.errstate(divide="ignore"):
+        k = np.round(log_lam + np.log2(scores_p))
+    n = np.exp2(np.clip(k, 0, 62))
+    return np.maximum(n, min_spp)
+
+
+def allocate(scores, threshold, min_spp, max_spp):
+    """-> samples per pixel (H, W) int64 for noise ``scores`` (:func:`pilot_scores`): the
+    plan of the module docstring (the smallest lam whose predicted error meets
+    ``threshold``, found by bisection on log2 lam to 1/1024; threshold 0: every pixel
+    ``max_spp``), and whether ``max_spp`` capped it (the threshold not met)."""
+    scores = np.asarray(scores, np.float64)
+    s2 = scores * scores
+    target = float(threshold) ** 2
+    if threshold <= 0 or not np.isfinite(s2).all():
+        return np.full(scores.shape, max(min_spp, max_spp), np.int64), True
+
+    def error(log_lam):
+        return float((s2 / _counts(sp, log_lam, min_spp)).mean())
+    sp = scores ** EXPONENT
+    positive = sp[sp > 0]
+    if positive.size == 0 or error(-1e9) <= target:
+        n = np.full(scores.shape, float(min_spp))
+    else:
+        lo = math.log2(min_spp) - math.log2(positive.max()) - 1.0      # every pixel at min_spp
+        hi = 63.0 - math.log2(positive.min())                           # every pixel at 2^62
+        for _ in range(64):
+            if hi - lo < 1.0 / 1024:
+                break
+            mid = 0.5 * (lo + hi)
+            if error(mid) <= target:
+                hi = mid
+            else:
+                lo = mid
+        n = _counts(sp, hi, min_spp)
+    capped = bool((n > max_spp).any())
+    return np.minimum(n, max(min_spp, max_spp)).astype(np.int64), capped
 
 
 class Plan:
     """Which pixels the next pass samples (module docstring). ``active`` (H, W) uint8,
-    ``counts`` (H, W) int64 samples per pixel so far, ``rows``: the image rows holding
-    an active pixel (in the renderer's row order), ``done``: no pixel is active."""
+    ``counts`` (H, W) int64 samples per pixel so far, ``target`` (H, W) int64 the plan
+    (``min_spp`` everywhere until the pilot is done), ``rows``: the image rows holding an
+    active pixel (in the renderer's row order), ``done``: no pixel is active."""
 
     def __init__(self, height, width, threshold, min_spp, max_spp, row_order):
         self.threshold, self.min_spp, self.max_spp = float(threshold), int(min_spp), int(max_spp)
         self.active = np.ones((height, width), np.uint8)
         self.counts = np.zeros((height, width), np.int64)
-        self._noise = np.empty((height, width))      # the kernel's scratch
+        self.target = np.full((height, width), min(self.min_spp, self.max_spp), np.int64)
         self.row_order = row_order
         self.rows = row_order
-        self.stopped_by = "spp"      # or "noise" (every pixel below the threshold), "time"
-        self._next_plan = self.min_spp
+        self.planned = False
+        self.stopped_by = "spp"      # or "noise" (the plan met the threshold), "time"
 
     @property
     def done(self):
@@ -125,34 +167,34 @@ class Plan:
 
     def chunk(self, passes):
         """How many samples the next kernel call gives each active pixel, after
-        ``passes``: up to the next decision (the first ``min_spp`` in one call)."""
-        return max(1, min(self._next_plan, self.max_spp) - passes)
+        ``passes``: up to the next count of the plan."""
+        left = self.target[self.active.astype(bool)]
+        return int(max(1, (left.min() if left.size else passes + 1) - passes))
 
-    def after_pass(self, passes, half, accum, count=1):
+    def work(self, count):
+        """Samples that a kernel call of ``count`` passes adds (for time estimates)."""
+        return int(self.active.sum()) * int(count)
+
+    def after_pass(self, passes, accum, count=1):
         """Count the ``count`` samples just added to the active pixels (``passes`` done in
-        all) and, when due, decide again on ``half`` (the judged samples' sums;
-        ``accum``, all of them, only when :data:`JUDGED_ONLY` is switched off)."""
-        judged = half if JUDGED_ONLY else accum
+        all); after the pilot, make the plan from ``accum`` (the sums of the samples)."""
         self.counts += self.active * np.int64(count)
+        if not self.planned and passes >= self.min_spp and passes < self.max_spp:
+            self.planned = True
+            self.target, capped = allocate(pilot_scores(accum, self.min_spp), self.threshold, self.min_spp,
+                                           self.max_spp)
+            self.stopped_by = "spp" if capped else "noise"
         if passes >= self.max_spp:
             self.active[:] = 0
-        elif passes >= self._next_plan:
-            from ..kernels.adaptive import stop_converged
-            stop_converged(judged, self.counts, self.active, self._noise, self.threshold, FLOOR, JUDGED_ONLY)
-            self._next_plan = passes + max(1, passes // 8)
         else:
-            return
+            self.active[:] = self.target > passes
         has = self.active.any(axis=1)
         self.rows = self.row_order[has[self.row_order]]
-        if self.done and passes < self.max_spp:
-            self.stopped_by = "noise"
 
-    def mean_and_variance(self, accum, half):
+    def mean_and_variance(self, accum):
         """-> (mean (H, W, 3), variance of that mean (H, W, 3)) of each pixel's samples
-        that the rule did not judge (``accum - half``; ``kernels.path.mean_and_variance``
-        with a count per pixel)."""
-        accum = accum - half
-        n = np.maximum(self.counts - judged_count(self.counts), 1)[..., None].astype(np.float64)
+        (``kernels.path.mean_and_variance`` with a count per pixel)."""
+        n = np.maximum(self.counts, 1)[..., None].astype(np.float64)
         mean = accum[..., :3] / n
         var = np.maximum(accum[..., 3:] / n - mean * mean, 0.0) * (n / np.maximum(n - 1.0, 1.0))
         return mean, np.where(n >= 2, var / n, 0.0)

@@ -37,7 +37,8 @@ samples of a pixel are stratified in every group), except the camera groups when
 not a power of two: those come from correlated multi-jittered points (``rng.cmj2``;
 :func:`camera_rand2`); ``independent`` from ``rng.rand01`` (dims ``2 group`` and
 ``2 group + 1``; pixel positions then on an n x n jittered grid when spp is a square, as
-in the Whitted integrator).
+in the Whitted integrator, visited in an order whose every prefix is unbiased:
+``rng.grid_cell``).
 """
 import math
 
@@ -47,13 +48,12 @@ from numba import njit
 
 from ..layout import ENV_NONE, M_COLOR, M_IOR, MISS, SOBOL
 from .borrow import borrow
-from .adaptive import is_judged
 from .bsdf import TINY, bsdf_chooses_lobe, bsdf_eval, bsdf_has_smooth, bsdf_sample
 from .camera_rays import camera_ray, lens_ray
 from .emitters import env_lookup, light_pdf_at_hit, sample_light
 from .frame import orthonormal_basis
 from .intersect import scene_hit, scene_occluded
-from .rng import cmj2, rand01, sobol2
+from .rng import cmj2, grid_cell, rand01, sobol2
 from .sampling import warp
 from .surface import base_color, hit_normals
 from .threads import next_row, run_rows, written_zeros
@@ -115,17 +115,24 @@ def camera_sample(cam, settings, filter_table, i, j, sample):
     """The camera ray of sample ``sample`` of pixel (row i, column j), unit direction.
 
     One sample per pixel goes through the pixel centre; otherwise the position is drawn
-    from the filter (an n x n jittered grid for the independent sampler when spp = n^2).
+    from the filter (an n x n jittered grid for the independent sampler when spp = n^2,
+    its cells visited in the order of ``rng.grid_cell``, each with the jitter of its cell
+    index). Every sample is uniform over the pixel, so the mean of the first k samples is
+    unbiased for every k (adaptive renders, time budgets and partial images stop there).
     A thin-lens camera draws the lens point from group ``LENS_GROUP``."""
     width, height, spp = settings.width, settings.height, settings.spp
+    pixel = i * width + j
     if spp == 1:
         fx, fy = 0.0, 0.0
     else:
-        u1, u2 = camera_rand2(settings.sampler, settings.seed, i * width + j, sample, PIXEL_GROUP, spp)
         n = int(math.sqrt(spp))
-        if n * n == spp and settings.sampler != SOBOL:
-            u1 = (sample % n + u1) / n
-            u2 = (sample // n + u2) / n
+        if n * n == spp and settings.sampler != SOBOL:     # the cell's own jitter: rng.grid_cell
+            row, column = grid_cell(settings.seed, pixel, sample, n)
+            u1, u2 = rand2(settings.sampler, settings.seed, pixel, row * n + column, PIXEL_GROUP)
+            u1 = (column + u1) / n
+            u2 = (row + u2) / n
+        else:
+            u1, u2 = camera_rand2(settings.sampler, settings.seed, pixel, sample, PIXEL_GROUP, spp)
         fx, fy = warp(u1, settings.filter, filter_table), warp(u2, settings.filter, filter_table)
     ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
     if cam.lens_radius > 0.0:
@@ -329,8 +336,8 @@ def trace_path(bvh, geo, lights, env, settings, pixel, sample, ox, oy, oz, dx, d
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def path_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, geo, lights, env, cam,
-              settings, filter_table):
+def path_rows(rows, queue, accum, nonfinite, active, sample, count, bvh, geo, lights, env, cam, settings,
+              filter_table):
     """Add samples ``sample .. sample + count - 1`` of every pixel of the rows this thread
     takes from ``queue``, in that order, to ``accum`` (channels 0-2 the radiance, 3-5 its
     square); a sample that comes out NaN or infinite is not added but counted in
@@ -338,39 +345,32 @@ def path_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, g
     :mod:`raytrace.kernels.threads`.
 
     Adaptive sampling (:mod:`raytrace.film.adaptive`): ``active`` (H, W) uint8 marks the
-    pixels that take these samples (a (1, 1) array: every pixel), and a judged sample
-    (``kernels.adaptive.is_judged``) is also added to ``half`` (H, W, 6), the sums the
-    stopping rule judges (a (1, 1, 6) array: none).
+    pixels that take these samples (a (1, 1) array: every pixel).
 
     One function holds the row and pixel loops and (inlined) the path loop: the scene's
     arrays change hands once per call, borrowed (no reference counting per call), and the
     path tracer is compiled once."""
     bvh, geo, lights, env = borrow(bvh), borrow(geo), borrow(lights), borrow(env)
-    accum, nonfinite, active, half = borrow(accum), borrow(nonfinite), borrow(active), borrow(half)
+    accum, nonfinite, active = borrow(accum), borrow(nonfinite), borrow(active)
     every_pixel = active.shape[0] == 1
-    halves = half.shape[0] > 1
     i = next_row(rows, queue)
     while i >= 0:
         for j in range(accum.shape[1]):
             if not every_pixel and active[i, j] == 0:
                 continue
             for k in range(sample, sample + count):
-                _add_sample(accum, nonfinite, half, halves and is_judged(k), i, j, k, bvh, geo, lights, env,
-                            cam, settings, filter_table)
+                _add_sample(accum, nonfinite, i, j, k, bvh, geo, lights, env, cam, settings, filter_table)
         i = next_row(rows, queue)
 
 
 @njit(cache=True, inline="always")
-def _add_sample(accum, nonfinite, half, keep_half, i, j, sample, bvh, geo, lights, env, cam, settings,
-                filter_table):
-    """Sample ``sample`` of pixel (i, j) into ``accum`` (and ``half`` when ``keep_half``)."""
+def _add_sample(accum, nonfinite, i, j, sample, bvh, geo, lights, env, cam, settings, filter_table):
+    """Sample ``sample`` of pixel (i, j) into ``accum``."""
     ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, sample)
     lr, lg, lb = trace_path(bvh, geo, lights, env, settings, i * settings.width + j, sample,
                             ox, oy, oz, dx, dy, dz)
     if math.isfinite(lr) and math.isfinite(lg) and math.isfinite(lb):
         _add_radiance(accum, i, j, lr, lg, lb)
-        if keep_half:
-            _add_radiance(half, i, j, lr, lg, lb)
     else:
         nonfinite[i, j] += 1
 
@@ -387,7 +387,7 @@ def _add_radiance(sums, i, j, r, g, b):
 
 
 def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, env, cam, settings, filter_table,
-                rows=None, active=None, half=None, count=1):
+                rows=None, active=None, count=1):
     """Add sample number ``sample`` (``count`` > 1: samples ``sample .. sample + count - 1``,
     in order) of every pixel to ``accum`` ((H, W, 6) float64: sums
     of the radiance and of its square, per channel), on ``numba.get_num_threads()``
@@ -399,18 +399,15 @@ def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, env, cam, s
     ``nonfinite[row, column]`` counts them (a safety net: it should stay 0).
     ``counter[0]`` is set to ``sample + count`` when the pass is complete (also when Ctrl-C
     came during it: :func:`~raytrace.kernels.threads.run_rows` finishes the rows first).
-    ``active`` ((H, W) uint8, default every pixel) and ``half`` ((H, W, 6) float64, the
-    judged samples' sums, default none): see :func:`path_rows`."""
+    ``active`` ((H, W) uint8, default every pixel): see :func:`path_rows`."""
     if rows is None:
         height = accum.shape[0]
         rows = (np.arange(height, dtype=np.int64) * settings.row_stride) % height
     if active is None:
         active = np.ones((1, 1), np.uint8)
-    if half is None:
-        half = np.zeros((1, 1, 6))
     try:
-        run_rows(path_rows, rows, accum, nonfinite, active, half, sample, count, bvh, geo, lights, env,
-                 cam, settings, filter_table)
+        run_rows(path_rows, rows, accum, nonfinite, active, sample, count, bvh, geo, lights, env, cam,
+                 settings, filter_table)
     except KeyboardInterrupt:
         counter[0] = sample + count
         raise

@@ -199,3 +199,35 @@ def cmj2(seed, pixel, sample, group, count):
     j = mix64((np.uint64(p) << _S32) ^ s)
     jx, jy = float(j >> _S32) * _INV32, float(j & _M32) * _INV32
     return (float(sx) + (float(sy) + jx) / n) / m, (float(s) + jy) / count
+
+
+# ---------------------------------------------------------------- jittered grid order
+# The order in which a pixel's samples visit the cells of an n x n jittered grid (the
+# independent sampler's and the Whitted integrator's pixel positions when spp = n^2).
+# Row-major order (sample k in cell (k mod n, k div n)) put the first n samples of every
+# pixel in its top 1/n strip: any image made of a prefix of the samples (an adaptive
+# render, a time budget, a partial image, the live preview) was biased. Here sample
+# k = a n + b (round a, b = 0 .. n-1) lies in column P(b), row Q((b + R(a)) mod n), with
+# P, Q, R permutations of 0 .. n-1 drawn per pixel (``kensler_permute``): each round of n
+# samples has one sample in every row and every column (a Latin square over the rounds:
+# all n^2 cells are visited once), and each sample's cell is uniform over the grid, so
+# the mean of any prefix is unbiased.
+_GRID_GROUP = np.uint64(0x6A09E667)      # the key of the permutations (not a Sobol group)
+
+
+@njit(cache=True, inline="always")
+def grid_cell(seed, pixel, sample, n):
+    """(row, column) of the cell of sample ``sample`` (< n^2) of (seed, pixel) on its
+    n x n jittered grid, in the order above (one hash, three short permutations, one
+    integer division: this runs once per camera sample)."""
+    p = group_key(seed, pixel, _GRID_GROUP) & _M32
+    un = np.uint64(n)
+    k = np.uint64(sample)
+    a = k // un
+    b = k - a * un
+    column = kensler_permute(b, n, (p * _KS[0]) & _M32)
+    shifted = b + kensler_permute(a, n, (p * _KS[1]) & _M32)
+    if shifted >= un:
+        shifted -= un
+    row = kensler_permute(shifted, n, (p * _KS[2]) & _M32)
+    return np.int64(row), np.int64(column)

@@ -26,7 +26,7 @@ from .camera_rays import camera_ray, lens_ray
 from .emitters import cone_falloff, env_radiance
 from .intersect import scene_hit, scene_occluded
 from .media import beer_lambert, camera_medium, is_null, medium_beyond
-from .rng import rand01
+from .rng import grid_cell, rand01
 from .sampling import warp
 from .shadowmap import shadow_map_visibility
 from .surface import base_color, hit_normals
@@ -228,20 +228,27 @@ def trace_ray(bvh, geo, lights, env, media, ox, oy, oz, dx, dy, dz, bounces, sha
 @njit(cache=True, forceinline=True, error_model="numpy")
 def camera_sample(cam, settings, filter_table, i, j, s):
     """The camera ray (direction not normalised) of sample ``s`` of pixel (row i, column
-    j): the pixel centre for one sample per pixel, else jittered (on an n x n grid when
-    spp = n^2, dimensions 0 and 1) and warped by the filter; a thin lens uses
-    dimensions 2 and 3."""
+    j): the pixel centre for one sample per pixel, else jittered (dimensions 0 and 1) and
+    warped by the filter; a thin lens uses dimensions 2 and 3. When spp = n^2 the
+    positions lie on an n x n jittered grid whose cells the samples visit in the order of
+    ``rng.grid_cell`` (each sample uniform over the pixel: the mean of any prefix is
+    unbiased), with the numbers of the cell's index: the set of a pixel's points is the
+    same as in row-major order."""
     width, height, spp = settings.width, settings.height, settings.spp
     pixel = i * width + j
     if spp == 1:
         fx, fy = 0.0, 0.0
     else:
+        n = int(math.sqrt(spp))
+        row = column = 0
+        if n * n == spp:
+            row, column = grid_cell(settings.seed, pixel, s, n)
+            s = row * n + column
         u1 = rand01(settings.seed, pixel, s, 0)
         u2 = rand01(settings.seed, pixel, s, 1)
-        n = int(math.sqrt(spp))
         if n * n == spp:
-            u1 = (s % n + u1) / n
-            u2 = (s // n + u2) / n
+            u1 = (column + u1) / n
+            u2 = (row + u2) / n
         fx, fy = warp(u1, settings.filter, filter_table), warp(u2, settings.filter, filter_table)
     ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
     if cam.lens_radius > 0.0:
