@@ -243,15 +243,13 @@ def vertex(bvh, geo, lights, env, media, m, scattered, p, d, frame, shading, eps
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def volpath_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh, geo, lights, env, cam,
+def volpath_rows(rows, queue, accum, nonfinite, active, sample, count, bvh, geo, lights, env, cam,
                  settings, filter_table, media):
     """:func:`raytrace.kernels.path.path_rows` with the volumetric path loop
-    (:func:`trace_volume`): the same buffers, adaptive sampling and row queue (``half``:
-    the judged samples' sums, samples 12-15, 28-31, ...; a (1, 1, 6) array: none)."""
+    (:func:`trace_volume`): the same buffers, adaptive sampling and row queue."""
     bvh, geo, lights, env, media = borrow(bvh), borrow(geo), borrow(lights), borrow(env), borrow(media)
-    accum, nonfinite, active, half = borrow(accum), borrow(nonfinite), borrow(active), borrow(half)
+    accum, nonfinite, active = borrow(accum), borrow(nonfinite), borrow(active)
     every_pixel = active.shape[0] == 1
-    halves = half.shape[0] > 1
     i = next_row(rows, queue)
     while i >= 0:
         for j in range(accum.shape[1]):
@@ -263,15 +261,13 @@ def volpath_rows(rows, queue, accum, nonfinite, active, half, sample, count, bvh
                                           ox, oy, oz, dx, dy, dz)
                 if math.isfinite(lr) and math.isfinite(lg) and math.isfinite(lb):
                     _add_radiance(accum, i, j, lr, lg, lb)
-                    if halves and (k // 4) % 4 == 3:
-                        _add_radiance(half, i, j, lr, lg, lb)
                 else:
                     nonfinite[i, j] += 1
         i = next_row(rows, queue)
 
 
 def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, env, cam, settings, filter_table,
-                rows=None, active=None, half=None, count=1, media=None):
+                rows=None, active=None, count=1, media=None):
     """:func:`raytrace.kernels.path.render_pass` for a scene with ``media``
     (:class:`raytrace.layout.Media`): the same arguments and buffers."""
     if rows is None:
@@ -279,11 +275,9 @@ def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, env, cam, s
         rows = (np.arange(height, dtype=np.int64) * settings.row_stride) % height
     if active is None:
         active = np.ones((1, 1), np.uint8)
-    if half is None:
-        half = np.zeros((1, 1, 6))
     try:
-        run_rows(volpath_rows, rows, accum, nonfinite, active, half, sample, count, bvh, geo, lights, env,
-                 cam, settings, filter_table, media)
+        run_rows(volpath_rows, rows, accum, nonfinite, active, sample, count, bvh, geo, lights, env, cam,
+                 settings, filter_table, media)
     except KeyboardInterrupt:
         counter[0] = sample + count
         raise
