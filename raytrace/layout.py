@@ -354,11 +354,6 @@ ID_AOVS = ("object_id", "material_id")
 AOVS = tuple(FILTERED_AOVS) + ID_AOVS + ("samples",)
 PATH_SAMPLING, WHITTED_SAMPLING = 0, 1      # whose camera samples an AOV pass follows
 
-# The previous adaptive sampling's judged samples (the last block of JUDGED_BLOCK in every
-# JUDGED_EVERY: 12-15, 28-31, ...): only kernels.adaptive.is_judged reads them, for
-# kernels.volpath's half buffer, which the renderer no longer passes (remove together).
-JUDGED_BLOCK, JUDGED_EVERY = 4, 4
-
 
 # --------------------------------------------------------------------------- settings
 BOX, TENT, GAUSSIAN = 0, 1, 2
