@@ -250,3 +250,29 @@ def test_new_keys_are_validated(tmp_path, edit, pattern):
     path.write_text(json.dumps(s))
     with pytest.raises(SceneError, match=pattern):
         raytrace.load_scene(path)
+
+
+def test_uniform_render_batches_samples_into_calls_with_the_same_image(monkeypatch):
+    """Without a callback a uniform render hands the kernel several samples per call
+    (renderer._uniform_count); the image is the per-pass render's bit for bit."""
+    from raytrace import renderer
+    s = small_path_scene(spp=16)
+    per_pass = raytrace.render(s, callback=lambda done, total: None)
+    counts = []
+    original = renderer.path_pass
+
+    def recording(scene):
+        call = original(scene)
+
+        def counted(*args, count=1, **kw):
+            counts.append(count)
+            return call(*args, count=count, **kw)
+        return counted
+
+    monkeypatch.setattr(renderer, "path_pass", recording)
+    batched = raytrace.render(s)
+    assert counts[0] == 1 and max(counts) > 1 and sum(counts) == 16
+    np.testing.assert_array_equal(np.asarray(batched), np.asarray(per_pass))
+    counts.clear()
+    raytrace.render(s, callback=lambda done, total: None)
+    assert counts == [1] * 16                     # a callback sees every pass
