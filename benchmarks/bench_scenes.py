@@ -6,6 +6,10 @@
   triangles, generated here with numpy and written to ``benchmarks/output/`` as OBJ)
   standing on a rough metal slab (``rough_conductor``, reflectance 1, GGX alpha 0.15),
   lit only by the sky cube map ``scenes/assets/sky``; ``max_depth`` 16.
+- ``smoke``: the Cornell box without its boxes, a smoke puff in the middle: a 64^3 grid
+  (``tests/media_scenes.smoke_puff``, written to ``benchmarks/output/`` as a Mitsuba
+  ``.vol``) in a ``null`` cube of its box, albedo 0.9, Henyey-Greenstein g 0.3;
+  ``max_depth`` 8 (Mitsuba: ``volpath``).
 
 Both at 256 x 256 with a box filter. Mitsuba gets the same scenes through
 ``tests/mitsuba_path_scenes.py``; the cube map becomes an ``envmap`` emitter holding a
@@ -34,7 +38,7 @@ OUT = REPO / "benchmarks" / "output"
 SCENES_DIR = REPO / "scenes"
 SKY = SCENES_DIR / "assets" / "sky"
 SIZE = 256
-SCENE_NAMES = ("cornell", "glass")
+SCENE_NAMES = ("cornell", "glass", "smoke")
 LATLONG_SIZE = (2048, 1024)            # width, height
 
 # the knot: a (2, 3) torus knot whose centre line lies on a torus of radii R and r
@@ -156,7 +160,38 @@ def glass_scene(size=SIZE, out_dir=OUT):
     return scene, SCENES_DIR
 
 
-BUILDERS = {"cornell": cornell_scene, "glass": glass_scene}
+SMOKE_BOX = [{"translate": [0.0, -0.3, 0.0]}, {"scale": [0.75, 0.68, 0.75]}]
+
+
+def smoke_vol(out_dir=OUT, n=64):
+    """The smoke puff (``tests/media_scenes.smoke_puff``, n^3) as a Mitsuba .vol file in
+    ``out_dir`` (written when missing or different) -> its path."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from media_scenes import smoke_puff
+    from raytrace.scene.volgrid import write_vol
+    path = pathlib.Path(out_dir) / f"smoke_puff_{n}.vol"
+    grid = smoke_puff(n)
+    if not path.exists() or path.stat().st_size != 48 + 4 * grid.size or \
+            not np.array_equal(np.fromfile(path, "<f4", offset=48).reshape(grid.shape), grid):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_vol(path, grid)
+    return path
+
+
+def smoke_scene(size=SIZE, out_dir=OUT):
+    """(scene dict, base_dir): smoke in the Cornell box."""
+    scene, base = cornell_scene(size)
+    scene["objects"] = [o for o in scene["objects"] if o["type"] != "cube"]
+    scene["materials"]["boundary"] = {"type": "null"}
+    scene["media"] = {"smoke": {"type": "heterogeneous", "sigma_t": {"type": "grid", "file": str(smoke_vol(out_dir))},
+                                "scale": 8.0, "albedo": 0.9, "phase": {"type": "hg", "g": 0.3},
+                                "transform": SMOKE_BOX}}
+    scene["objects"].append({"type": "cube", "name": "smoke box", "material": "boundary", "interior": "smoke",
+                             "transform": SMOKE_BOX})
+    return scene, base
+
+
+BUILDERS = {"cornell": cornell_scene, "glass": glass_scene, "smoke": smoke_scene}
 
 
 def our_scene(name, size=SIZE):
@@ -250,4 +285,8 @@ def scene_key(name, size=SIZE):
     for obj in scene.get("objects", []):
         if obj.get("type") == "mesh" and pathlib.Path(obj["file"]).is_absolute():
             obj["file"] = hashlib.sha256(pathlib.Path(obj["file"]).read_bytes()).hexdigest()[:16]
+    for med in scene.get("media", {}).values():          # grids by their content
+        spec = med.get("sigma_t")
+        if isinstance(spec, dict) and pathlib.Path(spec.get("file", "")).is_absolute():
+            spec["file"] = hashlib.sha256(pathlib.Path(spec["file"]).read_bytes()).hexdigest()[:16]
     return hashlib.sha256(json.dumps(scene, sort_keys=True).encode()).hexdigest()[:16]

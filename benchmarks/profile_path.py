@@ -162,7 +162,7 @@ def annotate(name, functions, addresses, total, top=12, before=10):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--scene", choices=("cornell", "glass"), default="cornell")
+    ap.add_argument("--scene", choices=("cornell", "glass", "smoke"), default="cornell")
     ap.add_argument("--spp", type=int, default=32)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--size", type=int, default=256)
