@@ -112,6 +112,47 @@ def test_a_constant_in_the_body_is_part_of_the_key(package):
     assert after["leaf"] != before["leaf"] and after["kernel"] != before["kernel"]
 
 
+def test_run_time_state_of_a_module_is_not_part_of_its_digest(package):
+    """A module's lower-case state (a dict a render fills with thread pools) must not enter
+    the digests that overloads' callers are keyed by: the key would depend on what the
+    process did before the lookup, and a shipped kernel would never be found."""
+    package(leaf=LEAF + "\n_pools = {}\nLIMITS = (1, 2)\n")
+    leaf = sys.modules["kt.leaf"]
+    before = keys.module_digest(leaf)
+    leaf._pools["x"] = object()
+    keys._modules.clear()
+    assert keys.module_digest(leaf) == before
+    leaf.LIMITS = (1, 3)                        # an UPPER_CASE constant is content
+    keys._modules.clear()
+    assert keys.module_digest(leaf) != before
+
+
+KEY_AFTER_A_RENDER = """
+import sys
+import raytrace.kernels.whitted as w
+from raytrace.compile import keys
+first = keys.function_key(w.whitted_rows.py_func)
+import raytrace
+raytrace.render(raytrace.load_scene(sys.argv[1]), width=8, height=6, spp=1)
+keys._keys.clear()
+keys._modules.clear()
+print(first, keys.function_key(w.whitted_rows.py_func))
+"""
+
+
+def test_a_kernels_key_does_not_depend_on_what_the_process_did_before():
+    """The Whitted row kernel's key looked up before and after a render (whose thread
+    pools are module state) is the same: the shipped bundle, made by renders through the
+    command line, is found by a program that imports the kernels first."""
+    import subprocess
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-c", KEY_AFTER_A_RENDER, str(repo / "scenes" / "spheres.json")],
+                       capture_output=True, text=True, timeout=900, cwd=repo)
+    assert r.returncode == 0, r.stderr[-3000:]
+    first, again = r.stdout.split()
+    assert first == again
+
+
 def test_the_dependency_cache_is_installed():
     """The fence: the cache is in use with this Numba (else every edit would recompile
     everything, and a test below would see Numba's own cache)."""

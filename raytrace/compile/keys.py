@@ -221,17 +221,26 @@ def _own_digest(module):
     h = hashlib.sha256()
     for name, value in sorted(vars(module).items(), key=lambda kv: kv[0]):
         if (name.startswith("__") or not name.isidentifier() or isinstance(value, types.ModuleType)
-                or (_simple(value) is not None and not name.isupper())):
-            # plain values: the constants (UPPER_CASE) only, not run-time state; imported
-            # modules are not content (their code is in the closure when they are ours);
-            # names that are not identifiers are tools' (pytest's assertion rewriter adds
-            # ``@py_builtins`` to the modules of a package that provides a pytest plugin)
+                or (not name.isupper() and not _is_code(value))):
+            # values: the constants (UPPER_CASE) only, never run-time state (a module's
+            # ``_pools = {}`` fills with thread pools after a render: a digest that saw it
+            # would depend on what the process did before the kernel was looked up);
+            # imported modules are not content (their code is in the closure when they are
+            # ours); names that are not identifiers are tools' (pytest's assertion rewriter
+            # adds ``@py_builtins`` to the modules of a package that provides a pytest plugin)
             continue
         h.update(f"{name}=".encode())
         _feed_member(h, value, module.__name__)
     digest = h.hexdigest()
     _modules[module.__name__] = (module, digest)
     return digest
+
+
+def _is_code(value):
+    """Whether a module member is code: a function, a jitted function, an intrinsic or a
+    class (what a lower-case name may contribute to its module's digest)."""
+    return (_is_dispatcher(value) or isinstance(value, type)
+            or isinstance(getattr(value, "_defn", value), types.FunctionType))
 
 
 def _feed_member(h, value, module_name):
