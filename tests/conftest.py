@@ -24,6 +24,22 @@ def output_dir(request):
     d.mkdir(parents=True, exist_ok=True)
     return d
 
+@pytest.fixture
+def viewers():
+    """``start(scene, *args, **kw)``: a ``raytrace view`` process (``view_helpers.Viewer``),
+    killed when the test ends."""
+    from view_helpers import Viewer
+    running = []
+
+    def start(scene, *args, **kw):
+        v = Viewer(scene, *args, **kw)
+        running.append(v)
+        return v
+    yield start
+    for v in running:
+        v.kill()
+
+
 # the render_regression fixture (also registered by the package's pytest11 entry point
 # under this same name, so loading it twice is harmless)
 pytest_plugins = ["raytrace.grade.pytest_plugin"]

@@ -151,19 +151,6 @@ def shared(tmp_path_factory):
     v.kill()
 
 
-@pytest.fixture
-def viewers():
-    running = []
-
-    def start(scene, *args):
-        v = Viewer(scene, *args)
-        running.append(v)
-        return v
-    yield start
-    for v in running:
-        v.kill()
-
-
 def _probe(tmp_path, viewers, *args):
     path = tmp_path / "probe.json"
     write_scene(path, probe_scene())

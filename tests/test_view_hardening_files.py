@@ -9,20 +9,7 @@ import numpy as np
 import pytest
 
 from raytrace.view import watch
-from view_helpers import Viewer, done_after, path_scene, probe_scene, textured_scene, write_png, write_scene
-
-
-@pytest.fixture
-def viewers():
-    running = []
-
-    def start(scene, *args):
-        v = Viewer(scene, *args)
-        running.append(v)
-        return v
-    yield start
-    for v in running:
-        v.kill()
+from view_helpers import done_after, path_scene, probe_scene, textured_scene, write_png, write_scene
 
 
 def peak_rss(pid):

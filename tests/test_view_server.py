@@ -8,21 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from view_helpers import (REPO, EventStream, Viewer, done_after, probe_scene, textured_scene, write_png,
+from view_helpers import (REPO, EventStream, done_after, probe_scene, textured_scene, write_png,
                           write_scene)
-
-
-@pytest.fixture
-def viewers():
-    running = []
-
-    def start(scene, *args, **kw):
-        v = Viewer(scene, *args, **kw)
-        running.append(v)
-        return v
-    yield start
-    for v in running:
-        v.kill()
 
 
 
