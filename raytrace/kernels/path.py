@@ -253,6 +253,24 @@ def russian_roulette(beta_r, beta_g, beta_b, eta_scale, depth, rr_depth, sampler
 
 
 @njit(cache=True, inline="always")
+def arriving_side(gx, gy, gz, cos_g, sx, sy, sz, dx, dy, dz):
+    """The normals of a hit turned to the side the ray (unit d) arrives from: true normal g
+    with ``cos_g = -g.d`` as the hit gave them, shading normal s -> (entering (the ray came
+    from g's front side), g (3) and s (3) on the arriving side, ``cos_s = -s.d``). A shading
+    normal that faces away from the ray is replaced by the true one; the frame is unusable
+    when ``cos_s <= TINY`` still."""
+    entering = cos_g >= 0.0
+    if not entering:
+        gx, gy, gz, cos_g = -gx, -gy, -gz, -cos_g
+    if sx * gx + sy * gy + sz * gz < 0.0:
+        sx, sy, sz = -sx, -sy, -sz
+    cos_s = -(sx * dx + sy * dy + sz * dz)
+    if cos_s <= TINY:                 # shading normal faces away: use the true one
+        sx, sy, sz, cos_s = gx, gy, gz, cos_g
+    return entering, gx, gy, gz, sx, sy, sz, cos_s
+
+
+@njit(cache=True, inline="always")
 def trace_path(bvh, geo, lights, env, settings, pixel, sample, ox, oy, oz, dx, dy, dz):
     """Radiance (r, g, b) arriving at o from direction -d (unit): one path."""
     max_depth = settings.max_depth if settings.max_depth >= 0 else UNBOUNDED
@@ -288,17 +306,9 @@ def trace_path(bvh, geo, lights, env, settings, pixel, sample, ox, oy, oz, dx, d
             lr, lg, lb = lr + er, lg + eg, lb + eb
         if last:
             break
-        # the frame on the side the ray arrives from
-        entering = cos_g >= 0.0
-        if not entering:
-            gx, gy, gz, cos_g = -gx, -gy, -gz, -cos_g
-        if sx * gx + sy * gy + sz * gz < 0.0:
-            sx, sy, sz = -sx, -sy, -sz
-        cos_s = -(sx * dx + sy * dy + sz * dz)
-        if cos_s <= TINY:                 # shading normal faces away: use the true one
-            sx, sy, sz, cos_s = gx, gy, gz, cos_g
-            if cos_s <= TINY:
-                break
+        entering, gx, gy, gz, sx, sy, sz, cos_s = arriving_side(gx, gy, gz, cos_g, sx, sy, sz, dx, dy, dz)
+        if cos_s <= TINY:
+            break
         ior = geo.materials[mat, M_IOR]
         eta = ior if entering else 1.0 / ior
         cr, cg, cb = base_color(geo, mat, M_COLOR, hit, px, py, pz)

@@ -46,7 +46,7 @@ from .frame import orthonormal_basis
 from .intersect import scene_hit
 from .media import (MAX_CROSSINGS, MEDIUM_DIMS, hg_pdf, hg_sample, medium_flight,
                     shadow_transmittance)
-from .path import (LENS_GROUP, SAFETY_DEPTH, UNBOUNDED, _add_radiance, camera_sample,
+from .path import (LENS_GROUP, SAFETY_DEPTH, UNBOUNDED, _add_radiance, arriving_side, camera_sample,
                    emitted_at_hit, emitted_on_miss, mis_weight, rand2, russian_roulette, scatter)
 from .rng import rand01
 from .surface import base_color, hit_normals
@@ -98,21 +98,13 @@ def vertex_light(bvh, geo, lights, env, media, m, surface, p, d, frame, shading,
 
 @njit(cache=True, inline="always")
 def surface_frame(geo, hit, px, py, pz, dx, dy, dz):
-    """The shading frame of a surface hit on the side the ray arrives from, as in the path
-    tracer: -> (ok, true normal (3) on that side, t1 (3), b1 (3), s (3), wi (3), entering
+    """The shading frame of a surface hit on the side the ray arrives from
+    (``path.arriving_side``, as in the path tracer): -> (ok, true normal (3) on that side, t1 (3), b1 (3), s (3), wi (3), entering
     (the ray came from the front side), material row, eta, emitter row, cosine at the
     front side). ``ok`` is False when neither normal faces the ray."""
     gx, gy, gz, sx, sy, sz, mat, emit = hit_normals(geo, hit, px, py, pz)
     front = -(gx * dx + gy * dy + gz * dz)
-    cos_g = -(gx * dx + gy * dy + gz * dz)
-    entering = cos_g >= 0.0
-    if not entering:
-        gx, gy, gz, cos_g = -gx, -gy, -gz, -cos_g
-    if sx * gx + sy * gy + sz * gz < 0.0:
-        sx, sy, sz = -sx, -sy, -sz
-    cos_s = -(sx * dx + sy * dy + sz * dz)
-    if cos_s <= TINY:                 # shading normal faces away: use the true one
-        sx, sy, sz, cos_s = gx, gy, gz, cos_g
+    entering, gx, gy, gz, sx, sy, sz, cos_s = arriving_side(gx, gy, gz, front, sx, sy, sz, dx, dy, dz)
     ior = geo.materials[mat, M_IOR]
     t1x, t1y, t1z, b1x, b1y, b1z = orthonormal_basis(sx, sy, sz)
     wi = (-(dx * t1x + dy * t1y + dz * t1z), -(dx * b1x + dy * b1y + dz * b1z), cos_s)
