@@ -10,7 +10,7 @@ from userio.lazy import lazy_package as _lazy_package
 from .errors import CurveFileError
 
 # imported on first use (userio.lazy): `python -m curves --help` never imports Numba; each
-# kernel module caches into the package's own content-keyed folder (userio.numba_cache)
+# kernel module caches with Numba's own cache (its kernels are single-file: never stale)
 _lazy_package(__name__, {
     "basis": (".basis", None),
     "bspline": (".bspline", None),

@@ -1,11 +1,7 @@
 """Numba kernels for B-splines of any degree (Piegl & Tiller, The NURBS Book, A2.1/A2.3)."""
-import pathlib
 
 import numpy as np
 from numba import njit, prange
-from userio.numba_cache import KernelCacheScope
-
-_cache = KernelCacheScope("curves", pathlib.Path(__file__).parent)   # the package's folder, before any @njit
 
 
 @njit(cache=True)
@@ -142,6 +138,3 @@ def bspline_eval(knots, ctrl, p, t, nd, out):
                     for r in range(p + 1):
                         acc += ders[order, r] * ctrl[c, first + r, j]
                     out[order, c, k, j] = acc
-
-
-_cache.close()   # numba.config.CACHE_DIR back to what it was

@@ -1,11 +1,6 @@
 """Numba kernel for piecewise cubic curves given by a 4x4 basis matrix."""
-import pathlib
-
 import numpy as np
 from numba import njit, prange
-from userio.numba_cache import KernelCacheScope
-
-_cache = KernelCacheScope("curves", pathlib.Path(__file__).parent)   # the package's folder, before any @njit
 
 
 @njit(cache=True, parallel=True)
@@ -57,6 +52,3 @@ def cubic_eval(ctrl, weights, stride, t, out):
             if k == m:
                 k = 0
                 c += 1
-
-
-_cache.close()   # numba.config.CACHE_DIR back to what it was

@@ -1,11 +1,7 @@
 """Numba kernels for moving frames along sampled curves (scalar code: quick to compile)."""
-import pathlib
 
 import numpy as np
 from numba import njit
-from userio.numba_cache import KernelCacheScope
-
-_cache = KernelCacheScope("curves", pathlib.Path(__file__).parent)   # the package's folder, before any @njit
 
 
 @njit(cache=True)
@@ -77,6 +73,3 @@ def course_recurrence(T, b0, N, B):
         N[i, 0], N[i, 1], N[i, 2] = n0, n1, n2
         B[i, 0], B[i, 1], B[i, 2] = b0_, b1_, b2_
         p0, p1, p2 = n0, n1, n2
-
-
-_cache.close()   # numba.config.CACHE_DIR back to what it was

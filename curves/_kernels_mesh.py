@@ -1,11 +1,7 @@
 """Numba kernel for welding nearly coincident vertices."""
-import pathlib
 
 import numpy as np
 from numba import njit
-from userio.numba_cache import KernelCacheScope
-
-_cache = KernelCacheScope("curves", pathlib.Path(__file__).parent)   # the package's folder, before any @njit
 
 
 @njit(cache=True)
@@ -101,6 +97,3 @@ def compact(vertices, normals, faces, remap):
                 F[k, d] = new_index[remap[faces[f, d]]]
             k += 1
     return V, F, N
-
-
-_cache.close()   # numba.config.CACHE_DIR back to what it was

@@ -1,11 +1,7 @@
 """Numba kernels for bicubic tensor-product patches."""
-import pathlib
 
 import numpy as np
 from numba import njit
-from userio.numba_cache import KernelCacheScope
-
-_cache = KernelCacheScope("curves", pathlib.Path(__file__).parent)   # the package's folder, before any @njit
 
 
 @njit(cache=True)
@@ -150,6 +146,3 @@ def patch_grid(ctrl, M, us, vs, scales, pos, nrm):
                     nrm[p, a, b, d] = n[d] / nl
             else:
                 robust_normal(ctrl[p], M, us[a], vs[b], scales[p], nrm[p, a, b])
-
-
-_cache.close()   # numba.config.CACHE_DIR back to what it was

@@ -10,13 +10,9 @@ pinned); ``gravity`` ``(3,)`` (m/s^2); ``drag`` viscous drag on every particle (
 with ``u`` the air velocity relative to the triangle.
 """
 import math
-import pathlib
 
 import numpy as np
 from numba import njit
-from userio.numba_cache import KernelCacheScope
-
-_cache = KernelCacheScope("particles", pathlib.Path(__file__).parent)   # the package's folder, before any @njit
 
 
 @njit(cache=True)
@@ -316,6 +312,3 @@ def implicit_euler_step(q, v, springs, rest, ks, cs, mass, free, gravity, drag, 
                 v_out[i, c] = v[i, c]
                 q_out[i, c] = q[i, c]
     return it, rel
-
-
-_cache.close()   # numba.config.CACHE_DIR back to what it was

@@ -11,8 +11,8 @@
 Conventions: right-handed, y up, angles in degrees, linear RGB.
 
 The names below are imported on first use (PEP 562), so ``import raytrace`` and the
-command line's ``--help`` do not import Numba; every kernel module sets up Numba's cache
-itself (``raytrace/_numba_setup.py``).
+command line's ``--help`` do not import Numba; kernels are declared, compiled and cached
+by ``raytrace/jit/``, which changes nothing of Numba's for the rest of the program.
 """
 from userio.lazy import lazy_package as _lazy_package
 

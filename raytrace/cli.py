@@ -281,7 +281,7 @@ def _render(args):
     aov_names, aov_plan, denoiser = _check_film_options(args, outputs)
     # the options are fine: now the renderer and its kernels (Numba)
     from . import renderer as rmod
-    from . import warmup
+    from .jit import warmup
     from .image import depth_image, encode_image, normal_image
     from .scene.load import load_scene
     t0 = time.perf_counter()
@@ -372,7 +372,7 @@ def _samples_summary(info, settings):
 
 
 def _write_view(args, scene, overrides, outputs, t0, timers):
-    from . import warmup
+    from .jit import warmup
     from .image import encode_image
     from .settings import option_errors
     from .views import render_view
@@ -417,7 +417,7 @@ def _run(args):
     body = getattr(args, "grade_body", None) or \
         {"render": _render, "merge": _merge, "convert": _convert, "animate": animate_cli.run,
          "view": view_cli.run}[args.command]
-    from .compile.errors import is_compile_error, kernel_error
+    from .jit.errors import is_compile_error, kernel_error
     try:
         with np.errstate(all="ignore"):       # overflow is checked where it matters, not warned
             return body(args)

@@ -15,8 +15,7 @@ this, which shows as seams; we do not reproduce that.
 import pathlib
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import unit, kernel
 
 from .errors import SceneError
 from .image import read_rgb_image
@@ -59,7 +58,7 @@ def load_cube_map(folder, where="background.cube_map"):
     return np.ascontiguousarray(np.stack([img for _, img in faces]), np.float32)
 
 
-@njit(cache=True, forceinline=True)     # LLVM inlines it: as a call it took 8 % of the glass knot render
+@unit     # LLVM inlines it: as a call it took 8 % of the glass knot render
 def texel_rgb(faces, face, x, y):
     """Bilinear lookup -> (r, g, b); x, y in [0, 1] with y = 1 at the top edge of the image.
 
@@ -86,7 +85,7 @@ def texel_rgb(faces, face, x, y):
     return r0, r1, r2
 
 
-@njit(cache=True)
+@kernel
 def cube_face_xy(dx, dy, dz):
     """Face index and position (x, y) in [0, 1]^2 on it (y = 1 at the top) of direction d."""
     ax, ay, az = abs(dx), abs(dy), abs(dz)
@@ -103,7 +102,7 @@ def cube_face_xy(dx, dy, dz):
     return BACK, 1 - (dx / dz + 1) * 0.5, 1 - (dy / dz + 1) * 0.5
 
 
-@njit(cache=True)
+@kernel
 def face_xy_direction(face, x, y):
     """Inverse of :func:`cube_face_xy`: the (not normalised) direction through (x, y) of
     ``face``, with a = 2x - 1, b = 2y - 1 in [-1, 1] (the face sits at distance 1)."""
@@ -122,14 +121,14 @@ def face_xy_direction(face, x, y):
     return a, b, -1.0
 
 
-@njit(cache=True, forceinline=True)     # (see texel_rgb)
+@unit     # (see texel_rgb)
 def cube_rgb(faces, dx, dy, dz):
     """Radiance (r, g, b) seen in direction (dx, dy, dz) (need not be unit)."""
     face, x, y = cube_face_xy(dx, dy, dz)
     return texel_rgb(faces, face, x, y)
 
 
-@njit(cache=True)
+@kernel
 def cube_lookup(faces, dx, dy, dz):
     """Radiance (3,) array seen in direction (dx, dy, dz) (need not be unit)."""
     r = np.empty(3)

@@ -28,8 +28,7 @@ import pathlib
 import re
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper, kernel
 
 from .errors import SceneError
 
@@ -134,7 +133,7 @@ def read_hdr(path, where, what="environment map"):
     return np.ascontiguousarray(rgbe[..., :3] * f[..., None], np.float32)
 
 
-@njit(cache=True)
+@kernel
 def _decode_rgbe(buf, pos, width, height, out):
     """Decode ``height`` scanlines of RGBE pixels from ``buf[pos:]`` into ``out`` (H, W, 4)
     uint8 -> (error code (0: none, see _ERRORS), scanline). Scanlines are new-style
@@ -250,7 +249,7 @@ def _rle_channel(a):
 
 
 # ------------------------------------------------------------------------------- lookup
-@njit(cache=True, inline="always")
+@helper
 def latlong_rgb(texels, mx, my, mz):
     """Bilinear radiance of the lat-long map ``texels[0]`` (H, W, 3) in map direction m
     (need not be unit) -> (r, g, b, cell): ``cell`` = j W + i, the patch between columns
@@ -276,7 +275,7 @@ def latlong_rgb(texels, mx, my, mz):
     return r, g, bb, j * w + i
 
 
-@njit(cache=True, inline="always")
+@helper
 def latlong_cell_direction(h, w, cell, u1, u2):
     """A map direction (unit) in cell ``cell`` of an H x W lat-long map, uniform in solid
     angle within it for uniform ``u1`` (along u) and ``u2`` (along cos theta). The cell

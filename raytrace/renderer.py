@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from . import warmup
+from .jit import warmup
 from .camera import make_camera
 from .errors import SceneError
 from .film import adaptive as adaptive_sampling
@@ -233,7 +233,7 @@ def finish_aovs(scene, s, names, buf, done, nonfinite, plan=None):
 
 
 def _info(s, done, nonfinite, clock, plan=None, stopped_by=""):
-    """``clock``: (start time, :class:`raytrace.warmup.CompileTimer` of the render);
+    """``clock``: (start time, :class:`raytrace.jit.notice.CompileTimer` of the render);
     ``plan``: an adaptive render's :class:`~raytrace.film.adaptive.Plan`, or None."""
     t0, compiling = clock
     spent = compiling.seconds

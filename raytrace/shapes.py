@@ -5,13 +5,12 @@ length. Every routine returns the hit distance ``t`` or ``inf`` for a miss.
 """
 import math
 
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper
 
 INF = math.inf
 
 
-@njit(cache=True, inline="always")
+@helper
 def intersect_triangle(v0x, v0y, v0z, e1x, e1y, e1z, e2x, e2y, e2z,
                        ox, oy, oz, dx, dy, dz, tmin, tmax):
     """Moller-Trumbore. Triangle given by ``v0`` and edges ``e1 = v1 - v0``, ``e2 = v2 - v0``.
@@ -44,7 +43,7 @@ def intersect_triangle(v0x, v0y, v0z, e1x, e1y, e1z, e2x, e2y, e2z,
     return t, u, v
 
 
-@njit(cache=True, inline="always")
+@helper
 def intersect_unit_sphere_xf(w2o, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """Sphere given as the unit sphere in object space.
 
@@ -79,7 +78,7 @@ def intersect_unit_sphere_xf(w2o, ox, oy, oz, dx, dy, dz, tmin, tmax):
     return INF
 
 
-@njit(cache=True, inline="always")
+@helper
 def intersect_plane(nx, ny, nz, offset, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """Infinite plane ``dot(n, p) = offset``. Returns ``t`` or ``inf`` (parallel rays miss)."""
     denom = nx * dx + ny * dy + nz * dz

@@ -28,8 +28,7 @@ import math
 import pathlib
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper, kernel
 
 from userio.limits import check_memory
 
@@ -153,13 +152,13 @@ class TextureTable:
         return np.ascontiguousarray(info), np.ascontiguousarray(texels, np.float32)
 
 
-@njit(cache=True, inline="always")
+@helper
 def _wrap(i, n):
     i = i % n
     return i + n if i < 0 else i
 
 
-@njit(cache=True)
+@kernel
 def texture_rgb(info, texels, k, u, v):
     """Linear RGB of texture ``k`` at texture coordinates ``(u, v)`` -> (r, g, b)."""
     if not (math.isfinite(u) and math.isfinite(v)):

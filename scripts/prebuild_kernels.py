@@ -1,20 +1,24 @@
-"""Compile the kernels the shipped scenes use, and pack them as each package's bundle.
+"""Compile the kernels the shipped scenes use, and pack them as raytrace's bundle.
 
     python scripts/prebuild_kernels.py      (or: make prebuilt)
 
-In a fresh, empty Numba cache (shipped bundles off: ``RAYTRACE_PREBUILT=0``), this runs
+In a fresh, empty cache (shipped kernels off: ``RAYTRACE_PREBUILT=0``), with Numba told
+to compile for the portable level ``x86-64-v3`` (``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES``
+set in the environment of this script's own child processes, nowhere else), this runs
 ``raytrace render`` on every scene in ``scenes/`` and ``raytrace animate`` on every scene
 in ``scenes/animation/``, small (32 x 24 pixels, 1 sample, 2 frames), and compiles both
-integrators with and without instances. It then writes ``raytrace/prebuilt/`` (with ``plans.pkl``: the argument types of every
-compile unit, which let a cold compile elsewhere run in parallel, ``raytrace/compile/parallel.py``),
-``curves/prebuilt/``, ``skinning/prebuilt/`` and ``particles/prebuilt/`` (a package whose
-kernels none of this used gets no bundle) with ``userio.prebuilt.make_bundle``. A
-package whose bundle already has this key (same source, Numba, Python and CPU level)
-keeps it: the compiled bytes differ from run to run, and git need not carry them again.
+integrators with and without instances. It then writes ``raytrace/prebuilt/`` with
+``raytrace.jit.bundle.make`` (and ``plans.pkl``: the argument types of every compile
+unit, which let a cold compile elsewhere run in parallel, ``raytrace/jit/parallel.py``).
+A bundle with the same files (the same kernels' keys, Numba, Python, CPU level) is kept:
+the compiled bytes differ from run to run, and git need not carry them again.
 
-Run it after editing a kernel (``tests/test_prebuilt.py`` fails while a bundle is stale),
-on an x86-64 machine with AVX2 and FMA (the kernels are compiled for ``x86-64-v3``), with
-the Numba and Python the bundles are for. Takes 2-4 minutes.
+The libraries (``curves``, ``skinning``, ``particles``) ship no kernels: their kernels
+are single-file and use Numba's own cache.
+
+Run it after editing a kernel (``tests/test_prebuilt.py`` fails while the bundle is
+stale at a release), on an x86-64 machine with AVX2 and FMA, with the Numba and Python
+the bundle is for. Takes 2-4 minutes.
 """
 import os
 import pathlib
@@ -25,10 +29,9 @@ import tempfile
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-PACKAGES = ("raytrace", "curves", "skinning", "particles")
 
 COMPILE_VARIANTS = """
-import raytrace.warmup as w
+import raytrace.jit.warmup as w
 for integrator in ("whitted", "path"):
     for instanced in (False, True):
         w.compile_here(integrator, instanced)
@@ -36,29 +39,21 @@ for integrator in ("whitted", "path"):
 
 BUNDLE = """
 import json
-import pathlib
-import {package} as package
-from userio import numba_cache, prebuilt
-assert numba_cache.use_portable_cpu(), "kernels must be compiled for the portable CPU level"
-package_dir = pathlib.Path(package.__file__).parent
-stamp = None
-if {package!r} == "raytrace":
-    import raytrace._numba_setup as setup
-    from raytrace._numba_cache import folder_parts
-    from raytrace.compile.cache import STAMP
-    assert setup.DEPENDENCY_KEYED, "raytrace's kernels must be cached by dependency key"
-    folder = numba_cache.make_folder(*folder_parts(package_dir))
-    stamp = STAMP
-else:
-    folder = numba_cache.make_folder({package!r}, numba_cache.source_hash(package_dir))
-old = package_dir / "prebuilt" / prebuilt.MANIFEST
-if not any(folder.glob("*/*.nbi")):
+from raytrace.jit import bundle, cache
+from numba.core.registry import cpu_target
+magic = cpu_target.target_context.codegen().magic_tuple()
+assert magic == cache.portable_magic(cpu_target.target_context.codegen()), f"compiled for {magic}"
+store = cache.store()
+old = bundle.SHIPPED / bundle.MANIFEST
+names = sorted(bundle.files(store))
+if not names:
     print(0)
-elif old.exists() and json.loads(old.read_text())["key"] == prebuilt.current_key(folder) and (
-        stamp is None or prebuilt.bundle_keys(package_dir / "prebuilt") == prebuilt.folder_keys(folder, package_dir)):
-    print("unchanged")      # same source (same kernels' keys), Numba, Python, CPU: the bundle in git stays
+elif (old.exists() and json.loads(old.read_text())["key"] == bundle.current_key()
+        and bundle.shipped_names() == names):
+    print("unchanged")
 else:
-    print(len(prebuilt.make_bundle(folder, package_dir, stamp=stamp)["indexes"]))
+    bundle.make(store)
+    print(len([n for n in names if n.endswith(".nbk")]))
 """
 
 
@@ -75,9 +70,9 @@ def run(args, env, what):
 def main():
     cache = pathlib.Path(tempfile.mkdtemp(prefix="prebuild-cache-"))
     out = pathlib.Path(tempfile.mkdtemp(prefix="prebuild-out-"))
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), RAYTRACE_PREBUILT="0")
-    for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "RAYTRACE_SIMD", "RAYTRACE_BORROW",
-                 "NUMBA_BOUNDSCHECK", "RAYTRACE_PORTABLE_CPU"):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), RAYTRACE_PREBUILT="0",
+               NUMBA_CPU_NAME="x86-64-v3", NUMBA_CPU_FEATURES="")
+    for name in ("RAYTRACE_SIMD", "RAYTRACE_BORROW", "NUMBA_BOUNDSCHECK", "RAYTRACE_DISK_CACHE"):
         env.pop(name, None)
     cli = [sys.executable, "-m", "raytrace"]
     small = ["--size", "32", "24", "--spp", "1", "-q"]
@@ -94,24 +89,22 @@ def main():
     if failed:
         print(f"{failed} step(s) failed: no bundle written")
         return 1
-    plans = list(cache.glob("raytrace-*/plans.pkl"))       # the compile plans (types, not code)
+    plans = list(cache.glob("raytrace-numba/kernels-*/plans.pkl"))       # the compile plans (types, not code)
     if plans:
         shutil.copyfile(plans[0], REPO / "raytrace" / "prebuilt" / "plans.pkl")
-        print("raytrace/prebuilt/plans.pkl: the compile plan of both integrators (raytrace/compile/parallel.py)")
-    for package in PACKAGES:
-        result = subprocess.run([sys.executable, "-c", BUNDLE.format(package=package)], env=env, cwd=REPO,
-                                capture_output=True, text=True)
-        if result.returncode != 0:
-            print(f"{package}: {result.stderr.strip().splitlines()[-1]}")
-            return 1
-        count = result.stdout.strip()
-        if count == "unchanged":
-            print(f"{package}/prebuilt: unchanged (its key is the same)")
-        elif int(count):
-            archive = REPO / package / "prebuilt" / "kernels.tar.xz"
-            print(f"{package}/prebuilt: {count} kernels, {archive.stat().st_size / 1e6:.1f} MB")
-        else:
-            print(f"{package}: no kernels compiled, no bundle")
+        print("raytrace/prebuilt/plans.pkl: the compile plan of both integrators (raytrace/jit/parallel.py)")
+    result = subprocess.run([sys.executable, "-c", BUNDLE], env=env, cwd=REPO, capture_output=True, text=True)
+    if result.returncode != 0:
+        print(f"bundle: {result.stderr.strip().splitlines()[-1]}")
+        return 1
+    count = result.stdout.strip()
+    if count == "unchanged":
+        print("raytrace/prebuilt: unchanged (the same kernels' keys)")
+    elif int(count):
+        archive = REPO / "raytrace" / "prebuilt" / "kernels.tar.xz"
+        print(f"raytrace/prebuilt: {count} kernels, {archive.stat().st_size / 1e6:.1f} MB")
+    else:
+        print("no kernels compiled, no bundle")
     shutil.rmtree(cache, ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
     return 0

@@ -17,7 +17,7 @@ from userio.lazy import lazy_package as _lazy_package
 from .errors import SkinningError, SkinningFileError
 
 # imported on first use (userio.lazy): `python -m skinning --help` never imports Numba; each
-# kernel module caches into the package's own content-keyed folder (userio.numba_cache)
+# kernel module caches with Numba's own cache (its kernels are single-file: never stale)
 _lazy_package(__name__, {
     "Animation": (".animation", "Animation"),
     "Channel": (".animation", "Channel"),

@@ -4,13 +4,9 @@ Plain contiguous arrays in and out; the public, checked wrappers live in
 :mod:`skinning.skeleton`, :mod:`skinning.lbs` and :mod:`skinning.geometry`.
 Matrices are ``4x4`` acting on column vectors (``p' = M @ [p, 1]``).
 """
-import pathlib
 
 import numpy as np
 from numba import njit, prange
-from userio.numba_cache import KernelCacheScope
-
-_cache = KernelCacheScope("skinning", pathlib.Path(__file__).parent)   # the package's folder, before any @njit
 
 
 @njit(cache=True)
@@ -201,6 +197,3 @@ def vertex_normals_kernel(vertices, faces, out):
             out[i, 0] /= length
             out[i, 1] /= length
             out[i, 2] /= length
-
-
-_cache.close()   # numba.config.CACHE_DIR back to what it was

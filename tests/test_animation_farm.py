@@ -287,7 +287,7 @@ class _Clock:
 def timed_frames(monkeypatch):
     """Frames rendered here take ``timed_frames.seconds`` each on a fake clock; the
     machine has 2 cores; starting a local cluster fails unless a test allows it."""
-    from raytrace import warmup
+    from raytrace.jit import warmup
     from raytrace.animation import farm
     clock = _Clock()
     clock.seconds = 0.1

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import raytrace
-from raytrace import cli, warmup
+from raytrace import cli
+from raytrace.jit import warmup
 from userio import outputs as uoutputs
 
 SCENE = {

@@ -1,4 +1,4 @@
-"""Kernels cached by dependency key (``raytrace/compile/``): an edit recompiles what it
+"""Kernels cached by dependency key (``raytrace/jit/``): an edit recompiles what it
 touched and nothing else, never leaves a stale kernel, a comment compiles nothing, and
 undoing an edit gives the original image bit for bit. The edits are made on a copy of
 the package, which shares the compiled kernels it has not changed with this checkout

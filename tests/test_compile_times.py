@@ -10,7 +10,8 @@ from numba import njit
 from numba.core import event
 
 import raytrace
-from raytrace import cli, renderer, views, warmup
+from raytrace import cli, renderer, views
+from raytrace.jit import notice, warmup
 from raytrace.film import aov_files
 from raytrace.film.merge import merge_renders
 from raytrace.image import RenderInfo
@@ -44,7 +45,7 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch):
     fake = FakeClock()
-    for module in (warmup, renderer, cli):
+    for module in (notice, warmup, renderer, cli):
         monkeypatch.setattr(module, "time", fake)
     return fake
 

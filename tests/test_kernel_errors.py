@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from raytrace.compile.errors import short_text
+from raytrace.jit.errors import short_text
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 BSDF = "raytrace/kernels/bsdf.py"

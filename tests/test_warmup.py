@@ -5,7 +5,7 @@ import json
 from numba import njit, typeof
 
 import raytrace  # noqa: F401  (configures the Numba cache folder)
-from raytrace import warmup
+from raytrace.jit import warmup
 from raytrace.accel.instances import SceneAccel, with_empty_instance_levels
 
 PLANE_SCENE = {

@@ -2,15 +2,15 @@
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit, prange
+from raytrace.jit import kernel
+from numba import prange
 
 from raytrace.accel.traverse import closest_hit
 
 CHUNK = 256  # rays per parallel work item; keeps neighbouring (coherent) rays together
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _trace_closest_batch(acc, origins, dirs, tmin, tmax, t_out, kind_out, idx_out,
                          u_out, v_out):
     n = origins.shape[0]

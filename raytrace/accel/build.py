@@ -23,8 +23,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper, kernel
 
 from raytrace.layout import LEAF_KIND_SPH, LEAF_KIND_TRI
 
@@ -48,25 +47,25 @@ ID_ROW = 9
 
 
 # leaf child ids (raytrace.layout: ~(start << 4 | count << 1 | kind))
-@njit(cache=True, inline="always")
+@helper
 def encode_leaf(start, count, kind):
     """The (negative) int32 child id of a leaf of ``count`` items from ``start``."""
     return ~np.int32((start << 4) | (count << 1) | kind)
 
 
-@njit(cache=True, inline="always")
+@helper
 def leaf_kind(child):
     """LEAF_KIND_TRI or LEAF_KIND_SPH of a leaf child id (< 0)."""
     return (~child) & 1
 
 
-@njit(cache=True, inline="always")
+@helper
 def leaf_count(child):
     """Number of triangle blocks or spheres of a leaf child id."""
     return ((~child) >> 1) & 7
 
 
-@njit(cache=True, inline="always")
+@helper
 def leaf_start(child):
     """First triangle block or sphere slot of a leaf child id."""
     return (~child) >> 4
@@ -94,7 +93,7 @@ class Accel(NamedTuple):
     sph_id: np.ndarray
 
 
-@njit(cache=True, inline="always")
+@helper
 def _half_area(lx, ly, lz, hx, hy, hz):
     ex = hx - lx
     ey = hy - ly
@@ -104,14 +103,14 @@ def _half_area(lx, ly, lz, hx, hy, hz):
     return ex * ey + ey * ez + ez * ex
 
 
-@njit(cache=True, inline="always")
+@helper
 def _leaf_cost(n, kind):
     if kind == LEAF_KIND_TRI:
         return COST_BLOCK * ((n + BLOCK - 1) // BLOCK)
     return COST_SPHERE * n
 
 
-@njit(cache=True, inline="always")
+@helper
 def _range_bounds(order, a, b, lo, hi, cen, kind, box, cbox):
     """Box (``box``: lo xyz, hi xyz) and centroid box (``cbox``) of ``order[a:b]``;
     returns how many of those primitives are triangles."""
@@ -139,7 +138,7 @@ def _range_bounds(order, a, b, lo, hi, cen, kind, box, cbox):
     return ntri
 
 
-@njit(cache=True, inline="always")
+@helper
 def _best_split(order, a, b, lo, hi, cen, kind, cbox, bins, sweep):
     """Binned SAH over the three axes for ``order[a:b]``.
 
@@ -207,7 +206,7 @@ def _best_split(order, a, b, lo, hi, cen, kind, cbox, bins, sweep):
     return best, best_axis, best_k
 
 
-@njit(cache=True, inline="always")
+@helper
 def _partition(order, a, b, cen, kind, axis, k, cbox):
     """Reorder ``order[a:b]`` so that primitives in bins <= k of ``axis`` come first
     (axis 3: triangles first); returns the split index."""
@@ -233,7 +232,7 @@ def _partition(order, a, b, cen, kind, axis, k, cbox):
     return i
 
 
-@njit(cache=True, inline="always")
+@helper
 def _split_point(order, a, b, lo, hi, cen, kind, box, cbox, bins, sweep, nt, depth):
     """Where to split ``order[a:b]`` (reordering it), or -1 when the node stays a leaf.
 
@@ -262,7 +261,7 @@ def _split_point(order, a, b, lo, hi, cen, kind, box, cbox, bins, sweep, nt, dep
     return m
 
 
-@njit(cache=True)
+@kernel
 def _build_binary(lo, hi, kind):
     """Binned SAH binary BVH over P primitive boxes ``lo, hi`` (P, 3) with ``kind`` (P,).
 
@@ -331,7 +330,7 @@ def _build_binary(lo, hi, kind):
         ntris[:nnodes], order
 
 
-@njit(cache=True)
+@kernel
 def _plan_wide(nlo, nhi, left, right, count, ntris):
     """Optimal collapse of the binary tree into WIDTH-wide nodes (dynamic programming).
 
@@ -391,7 +390,7 @@ def _plan_wide(nlo, nhi, left, right, count, ntris):
     return split, leaf
 
 
-@njit(cache=True, inline="always")
+@helper
 def _f32_down(x):
     """A float32 value a few ulps below ``x`` (conservative lower box bound)."""
     f = np.float32(x)
@@ -400,7 +399,7 @@ def _f32_down(x):
     return f
 
 
-@njit(cache=True, inline="always")
+@helper
 def _f32_up(x):
     """A float32 value a few ulps above ``x`` (conservative upper box bound)."""
     f = np.float32(x)
@@ -409,7 +408,7 @@ def _f32_up(x):
     return f
 
 
-@njit(cache=True, inline="always")
+@helper
 def _wide_children(bnode, left, right, split, leaf, kids, ex_node, ex_slots):
     """The up to WIDTH binary nodes that become the children of the wide node made from
     binary node ``bnode`` (the plan's split of its slots), written to ``kids``; returns
@@ -443,7 +442,7 @@ def _wide_children(bnode, left, right, split, leaf, kids, ex_node, ex_slots):
     return nk
 
 
-@njit(cache=True, inline="always")
+@helper
 def _pack_triangles(tri, tri_id, nblk, order, a, n, v0, v1, v2):
     """Copy the triangles ``order[a:a+n]`` into blocks from ``nblk`` (unused lanes: a
     zero triangle, never hit). Returns the leaf's child id and the new block count."""
@@ -465,7 +464,7 @@ def _pack_triangles(tri, tri_id, nblk, order, a, n, v0, v1, v2):
     return encode_leaf(nblk, nb, LEAF_KIND_TRI), nblk + nb
 
 
-@njit(cache=True, inline="always")
+@helper
 def _pack_spheres(sph, sph_id, nsp, order, a, n, ntri, sph_w2o):
     """Copy the spheres ``order[a:a+n]`` (primitive ids from ``ntri`` on) to slots from
     ``nsp``. Returns the leaf's child id and the new slot count."""
@@ -478,7 +477,7 @@ def _pack_spheres(sph, sph_id, nsp, order, a, n, ntri, sph_w2o):
     return encode_leaf(nsp, n, LEAF_KIND_SPH), nsp + n
 
 
-@njit(cache=True)
+@kernel
 def _emit_wide(nlo, nhi, left, right, start, count, order, kind, ntri, split, leaf,
                v0, v1, v2, sph_w2o):
     """Write the planned wide nodes and pack the leaf primitives, depth first.

@@ -25,8 +25,8 @@ specialisation of each kernel.
 from typing import NamedTuple
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import carray, njit
+from raytrace.jit import helper, kernel
+from numba import carray
 from numba.extending import overload
 
 from raytrace.accel.build import (BLOCK, CHILD_ROW, ID_ROW, Accel, build_accel, encode_leaf, leaf_count, leaf_kind,
@@ -123,7 +123,7 @@ def build_scene_accel(geo):
 
 def with_empty_instance_levels(world):
     """A :class:`SceneAccel` holding the ``Accel`` ``world`` and no instances: kernels
-    given it are compiled for scenes with instances (``raytrace.warmup`` uses it to
+    given it are compiled for scenes with instances (``raytrace.jit.warmup`` uses it to
     compile them without running the BVH builder)."""
     f32 = np.zeros((0,) + world.nodes.shape[1:], np.float32)
     return SceneAccel(*world, inst_nodes=f32, inst_xf=np.zeros((0, 3, 4)),
@@ -133,7 +133,7 @@ def with_empty_instance_levels(world):
                       proto_sph=np.zeros((0, 3, 4)), proto_sph_id=np.zeros(0, np.int64))
 
 
-@njit(cache=True, inline="always")
+@helper
 def _to_object(xf, s, ox, oy, oz, dx, dy, dz):
     """The ray mapped by the (3, 4) affine map of slot ``s`` (direction not renormalised)."""
     m = carray(offset(xf, 12 * s), (3, 4))
@@ -145,7 +145,7 @@ def _to_object(xf, s, ox, oy, oz, dx, dy, dz):
             m[2, 0] * dx + m[2, 1] * dy + m[2, 2] * dz)
 
 
-@njit(cache=True, inline="always")
+@helper
 def closest_instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """Closest hit among the instances with ``tmin < t < tmax`` -> (Hit, instance); the
     hit's index points into the whole geometry's arrays, ``instance`` is -1 on a miss."""
@@ -157,7 +157,7 @@ def closest_instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
                                  ox, oy, oz, dx, dy, dz, tmin, tmax)
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _closest_instance_hit(box, xf, inst_id, inst_root, pbox, ptri, psph, psph_id,
                           ox, oy, oz, dx, dy, dz, tmin, tmax):
     best = Hit(INF, MISS, -1, 0.0, 0.0)
@@ -197,7 +197,7 @@ def _closest_instance_hit(box, xf, inst_id, inst_root, pbox, ptri, psph, psph_id
     return best, best_inst
 
 
-@njit(cache=True, inline="always")
+@helper
 def any_instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """True when some instance is hit with ``tmin < t < tmax``."""
     if acc.inst_nodes.shape[0] == 0:
@@ -207,7 +207,7 @@ def any_instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
                              ox, oy, oz, dx, dy, dz, tmin, tmax)
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _any_instance_hit(box, xf, inst_root, pbox, ptri, psph, ox, oy, oz, dx, dy, dz, tmin, tmax):
     box_ray = alloca_f32(14)
     tri_ray = alloca_f64(8)
@@ -264,14 +264,14 @@ def by_instance_levels(name, with_levels, without, doc):
     return stub
 
 
-@njit(cache=True)
+@kernel
 def _no_instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """The miss of a scene without instances (a call, not an inlined tuple: Numba's
     parfors array analysis rejects the inlined one in ``prange`` kernels)."""
     return Hit(INF, MISS, -1, 0.0, 0.0), -1
 
 
-@njit(cache=True, inline="always")
+@helper
 def _not_occluded(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     return False
 

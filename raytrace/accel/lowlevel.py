@@ -24,7 +24,6 @@ Numba/llvmlite versions (see ``tests/test_simd.py``). Addresses are computed wit
 an explicit element type (``gep(..., source_etype=...)``), which works whether llvmlite
 hands out typed or opaque pointers.
 """
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils

@@ -30,19 +30,19 @@ Loads and addresses name their element types (``load(..., typ=)``,
 ``gep(..., source_etype=)``, llvmlite >= 0.44), so they work on opaque pointers; typed
 pointers (what Numba still emits) are bitcast to the loaded or stored type first, which
 LLVM 15 (llvmlite 0.44) requires and later LLVMs ignore. The cache folder carries the
-switch (``raytrace._numba_cache``), so kernels compiled one way are never loaded the
+switch (``raytrace.jit.modes``), so kernels compiled one way are never loaded the
 other way.
 """
 import pathlib
 import warnings
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
+from raytrace.jit import helper, kernel
 from llvmlite import ir
-from numba import carray, njit, types
+from numba import carray, types
 from numba.extending import intrinsic, overload
 
-from raytrace._numba_cache import switch_on
+from raytrace.jit.modes import switch_on
 from raytrace.accel.build import BLOCK, CHILD_ROW, ID_ROW, NODE_ROWS, TRI_ROWS, WIDTH
 from raytrace.accel.lowlevel import data_ptr, fma
 
@@ -309,18 +309,18 @@ def _flat_impl(x):
     return None
 
 
-@njit(cache=True, inline="always")
+@helper
 def _fmax(a, b):
     """``a if a > b else b`` (the SIMD ``select``: NaN in ``a`` gives ``b``)."""
     return a if a > b else b
 
 
-@njit(cache=True, inline="always")
+@helper
 def _fmin(a, b):
     return a if a < b else b
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _node_mask_loops(box, node, nx, ny, nz, ray, dist):
     """``node_mask`` child by child."""
     b = _flat(box)
@@ -343,7 +343,7 @@ def _node_mask_loops(box, node, nx, ny, nz, ray, dist):
     return mask
 
 
-@njit(cache=True, inline="always")
+@helper
 def _diff_of_products(a, b, c, d):
     """a*b - c*d with an exact sign (Kahan's algorithm), as in the SIMD kernel."""
     w = c * d
@@ -352,7 +352,7 @@ def _diff_of_products(a, b, c, d):
     return fma(a, b, nw) - err
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _block_hits_loops(tri, blk, kx, ky, kz, ray, tt, uu, vv):
     """``block_hits`` lane by lane."""
     t = _flat(tri)
@@ -393,13 +393,13 @@ def _block_hits_loops(tri, blk, kx, ky, kz, ray, tt, uu, vv):
     return mask
 
 
-@njit(cache=True)
+@kernel
 def _child_of_loops(nodes, node, c):
     return _flat(nodes).view(np.int32)[np.int64(node) * (NODE_ROWS * WIDTH)
                                        + CHILD_ROW * WIDTH + np.int64(c)]
 
 
-@njit(cache=True)
+@kernel
 def _tri_id_of_loops(tris, blk, k):
     return np.int64(_flat(tris).view(np.int32)[np.int64(blk) * (TRI_ROWS * BLOCK)
                                                + ID_ROW * BLOCK + np.int64(k)])
@@ -455,7 +455,7 @@ def _probe_kernel(use_simd):
     compiled function each, so a process that only checks the SIMD kernels does not
     compile the loops."""
 
-    @njit(cache=True)
+    @kernel
     def probe(box, tri, rays32, rays64, nears, axes, masks, dist, hits, tuv, ids):
         """Each probe ray twice through the node (its near rows, then the far ones) and
         once through the block; every child id and triangle id."""

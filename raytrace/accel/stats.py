@@ -10,8 +10,8 @@ prototype's walk.
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import carray, njit, prange
+from raytrace.jit import helper, kernel
+from numba import carray, prange
 
 from raytrace.accel.build import BLOCK, leaf_count, leaf_kind, leaf_start
 from raytrace.accel.instances import by_instance_levels
@@ -24,7 +24,7 @@ from raytrace.shapes import intersect_unit_sphere_xf
 INF = math.inf
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _walk_cost(box, n_nodes, root, tri, sph, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """-> (nearest t, nodes tested, triangles and spheres tested) from node ``root``."""
     if n_nodes == 0 or not (tmin < tmax):
@@ -76,7 +76,7 @@ def _walk_cost(box, n_nodes, root, tri, sph, ox, oy, oz, dx, dy, dz, tmin, tmax)
     return best_t, nodes, prims
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _instance_cost(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """-> (nearest t, nodes, primitives) of the instance levels (top and prototypes)."""
     n_top = acc.inst_nodes.shape[0]
@@ -122,7 +122,7 @@ def _instance_cost(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     return best_t, nodes, prims
 
 
-@njit(cache=True, inline="always")
+@helper
 def _no_instance_cost(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     return tmax, 0, 0
 
@@ -133,7 +133,7 @@ instance_cost = by_instance_levels(
     (a scene without instances). Numba kernels only.""")
 
 
-@njit(cache=True)
+@kernel
 def ray_cost(acc, ox, oy, oz, dx, dy, dz):
     """(nodes, primitives) a closest-hit query of the ray visits, world BVH and
     instances together."""
@@ -143,7 +143,7 @@ def ray_cost(acc, ox, oy, oz, dx, dy, dz):
     return nodes + n2, prims + p2
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def cost_batch(acc, origins, dirs, nodes_out, prims_out):
     """:func:`ray_cost` of N rays (origins, dirs (N, 3)) into two (N,) int64 arrays."""
     for i in prange(origins.shape[0]):

@@ -22,8 +22,8 @@ triangles; spheres with
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import carray, njit
+from raytrace.jit import helper, kernel
+from numba import carray
 
 from raytrace.accel.build import BLOCK, NODE_ROWS, STACK_SIZE, TRI_ROWS, WIDTH, leaf_count, leaf_kind, leaf_start
 from raytrace.accel.lowlevel import (alloca_f32, alloca_f64, alloca_i32, ctz, data_ptr, offset,
@@ -40,14 +40,14 @@ ROOT = np.int64(0)   # the world BVH's root: an int64, not a literal 0, so that 
                      # the instances' calls of _closest_hit / _any_hit share one compile
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@helper(error_model="numpy")
 def _rcp(d):
     if d == 0.0:
         return 1.0 / math.copysign(_TINY, d)
     return 1.0 / d
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@helper(error_model="numpy")
 def _ray_setup(ox, oy, oz, dx, dy, dz, tmin, tmax, box_ray, tri_ray):
     """Per-ray constants for ``node_mask`` (``box_ray``, 14 float32) and ``block_hits``
     (``tri_ray``, 8 float64). Returns the near box rows and the triangle axis order,
@@ -95,7 +95,7 @@ def _ray_setup(ox, oy, oz, dx, dy, dz, tmin, tmax, box_ray, tri_ray):
             kx, ky, kz)
 
 
-@njit(cache=True, inline="always")
+@helper
 def closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """Closest hit of the ray ``o + t d`` with ``tmin < t < tmax`` -> :class:`~raytrace.layout.Hit`.
 
@@ -114,7 +114,7 @@ def closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
                         ox, oy, oz, dx, dy, dz, tmin, tmax)
 
 
-@njit(cache=True, inline="always")
+@helper
 def closest_hit_prefetching(acc, tri_n, tri_ng, tri_mat, tri_emit, ox, oy, oz, dx, dy, dz, tmin,
                             tmax):
     """:func:`closest_hit` that also starts loading what shading a triangle hit reads next:
@@ -139,7 +139,7 @@ _BLOCK_F32 = TRI_ROWS * BLOCK      # float32 elements of a triangle block (160 b
 _NODE_LINES = _NODE_F32 * 4 // _LINE     # 4
 
 
-@njit(cache=True, inline="always")
+@helper
 def _prefetch_children(box, tri, node, mask):
     """Start loading the records of the children of ``node`` in ``mask`` (a node's
     ``_NODE_LINES`` cache lines; every line of a triangle leaf's blocks) so that they
@@ -162,7 +162,7 @@ def _prefetch_children(box, tri, node, mask):
             prefetch(tri, end - 1)          # the last line, when a block ends in it
 
 
-@njit(cache=True, inline="always")
+@helper
 def _push_hit_children(box, node, mask, dist, st_node, st_t, sp):
     """Children of ``node`` in ``mask`` (hit bits, at least one), nearest first: returns
     the child to visit next and the new stack size; the others wait on the stack with
@@ -205,7 +205,7 @@ def _push_hit_children(box, node, mask, dist, st_node, st_t, sp):
     return st_node[sp - 1], sp - 1
 
 
-@njit(cache=True, inline="always")
+@helper
 def _prefetch_shading(tri, blk, k, tri_n, tri_ng, tri_mat, tri_emit):
     """Start loading the rows of lane ``k`` of block ``blk``'s triangle in the shading
     arrays (see :func:`closest_hit_prefetching`)."""
@@ -217,7 +217,7 @@ def _prefetch_shading(tri, blk, k, tri_n, tri_ng, tri_mat, tri_emit):
     prefetch(tri_emit, i)
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _closest_hit(box, n_nodes, root, tri, sph, sph_id, hints, tri_n, tri_ng, tri_mat, tri_emit,
                  ox, oy, oz, dx, dy, dz, tmin, tmax):
     """``closest_hit`` on the pointers to ``acc.nodes, acc.tris, acc.sph, acc.sph_id``,
@@ -290,7 +290,7 @@ def _closest_hit(box, n_nodes, root, tri, sph, sph_id, hints, tri_n, tri_ng, tri
     return Hit(INF, MISS, -1, 0.0, 0.0)
 
 
-@njit(cache=True, inline="always")
+@helper
 def any_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """True when the ray ``o + t d`` hits anything with ``tmin < t < tmax`` (early exit).
 
@@ -299,7 +299,7 @@ def any_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
                     data_ptr(acc.sph), ox, oy, oz, dx, dy, dz, tmin, tmax)
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _any_hit(box, n_nodes, root, tri, sph, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """``any_hit`` on the pointers to ``acc.nodes, acc.tris, acc.sph``, from node ``root``."""
     if n_nodes == 0 or not (tmin < tmax):

@@ -109,7 +109,7 @@ def run(args):
     _check(args)
     shutter = check_shutter(args.shutter, "--shutter") if args.shutter is not None else None
     # the options are fine: now the renderer and its kernels (Numba)
-    from .. import warmup
+    from ..jit import warmup
     from .farm import animate
     from .scene_at import AnimatedScene
     anim = AnimatedScene.load(args.scene, fps=args.fps)

@@ -311,7 +311,7 @@ def _warm_kernels(anim, first, integrator, tiled):
     they load them from the on-disk cache instead of all compiling them at once: the BVH
     builder (with the first frame's scene, which also checks it), the integrator and, for
     tiles of a path-traced frame, the band kernel."""
-    from .. import warmup
+    from ..jit import warmup
     anim.scene_at(anim.frame_time(first))
     if not warmup.is_cached(integrator):
         warmup.compile_here(integrator)
@@ -347,7 +347,7 @@ def _frames(n):
 def _render_here_first(anim, todo, settings, options, tiles, writer, notice, cores, workers):
     """The default run: render frames here, timing them, until :func:`local_plan` decides
     -> the frames left for a local cluster (empty: all were rendered here)."""
-    from .. import warmup
+    from ..jit import warmup
     if notice is not None:
         notice(f"rendering {_frames(len(todo))} here" + (
             "" if len(todo) < 2 or cores < 2 else
@@ -456,7 +456,7 @@ def animate(scene, out_dir, client=None, *, scheduler=None, workers=None, thread
                 todo = _render_here_first(anim, todo, settings, options, tiles, writer, notice, cores, cores)
                 workers = cores
             elif local and workers <= 1:
-                from .. import warmup
+                from ..jit import warmup
                 if notice is not None:
                     notice(f"rendering {_frames(len(todo))} here")
                 limit_threads(threads_per_worker)

@@ -1,9 +1,6 @@
 """The kernels' thread count inside a render-farm task.
 
-Kept apart from :mod:`raytrace.animation.farm` on purpose: the kernel cache's folder is
-named after a hash of every package file that mentions the JIT compiler's module (see
-:mod:`raytrace._numba_cache`), so the farm's pure-Python code can change without
-throwing the compiled kernels away.
+A module of its own: the farm's tasks import it without the farm's Dask machinery.
 """
 
 

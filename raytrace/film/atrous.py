@@ -23,8 +23,8 @@ albedo back, so texture detail is kept.
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit, prange
+from raytrace.jit import helper, kernel
+from numba import prange
 
 PASSES = 5
 # edge-stopping parameters, in the order the kernels take them (one float64 array)
@@ -33,18 +33,18 @@ S_NORMAL, S_DEPTH, S_ALBEDO, S_COLOR = 0, 1, 2, 3
 MIN_ALBEDO = 0.02         # below this the colour is filtered as it is (not demodulated)
 
 
-@njit(cache=True, inline="always")
+@helper
 def _b3(i):
     """The B3-spline taps 1/16, 1/4, 3/8, 1/4, 1/16 at offsets -2 .. 2."""
     return 0.375 if i == 0 else (0.25 if abs(i) == 1 else 0.0625)
 
 
-@njit(cache=True, inline="always")
+@helper
 def _luminance(c, y, x):
     return 0.2126 * c[y, x, 0] + 0.7152 * c[y, x, 1] + 0.0722 * c[y, x, 2]
 
 
-@njit(cache=True, inline="always")
+@helper
 def _normal_weight(n, y, x, v, u, power):
     zp = n[y, x, 0] == 0.0 and n[y, x, 1] == 0.0 and n[y, x, 2] == 0.0
     zq = n[v, u, 0] == 0.0 and n[v, u, 1] == 0.0 and n[v, u, 2] == 0.0
@@ -54,7 +54,7 @@ def _normal_weight(n, y, x, v, u, power):
     return max(0.0, d) ** power
 
 
-@njit(cache=True, inline="always")
+@helper
 def _depth_weight(z, grad, y, x, v, u, dist, sigma):
     zp, zq = z[y, x], z[v, u]
     if not (math.isfinite(zp) and math.isfinite(zq)):
@@ -62,7 +62,7 @@ def _depth_weight(z, grad, y, x, v, u, dist, sigma):
     return math.exp(-abs(zp - zq) / (sigma * grad[y, x] * dist + 1e-6 * abs(zp) + 1e-12))
 
 
-@njit(cache=True, inline="always")
+@helper
 def _albedo_weight(a, y, x, v, u, sigma):
     d = 0.0
     for k in range(3):
@@ -70,7 +70,7 @@ def _albedo_weight(a, y, x, v, u, sigma):
     return math.exp(-d / (sigma * sigma))
 
 
-@njit(cache=True)
+@kernel
 def _filter_pixel(src, var, guide_var, albedo, normal, z, grad, y, x, step, sig, out, out_var):
     h, w = src.shape[0], src.shape[1]
     lp = _luminance(src, y, x)
@@ -104,7 +104,7 @@ def _filter_pixel(src, var, guide_var, albedo, normal, z, grad, y, x, step, sig,
     out_var[y, x] = vsum / (wsum * wsum)
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def atrous_pass(src, var, guide_var, albedo, normal, z, grad, step, sig, out, out_var):
     """One filter pass with holes of ``step`` pixels: ``src`` (H, W, 3) and its luminance
     variance ``var`` (H, W) -> ``out``, ``out_var``; ``guide_var``: the variance the colour
@@ -114,7 +114,7 @@ def atrous_pass(src, var, guide_var, albedo, normal, z, grad, step, sig, out, ou
             _filter_pixel(src, var, guide_var, albedo, normal, z, grad, y, x, step, sig, out, out_var)
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def depth_gradient(z, grad):
     """Per pixel the larger depth change to a finite 4-neighbour (0 where there is none)."""
     h, w = z.shape

@@ -202,7 +202,7 @@ def _regress_parser(sub):
 
 
 def _kernels_cached():
-    from .. import warmup
+    from ..jit import warmup
     try:
         return warmup.is_cached("whitted") and warmup.is_cached("path") and warmup.builder_cached()
     except Exception:  # noqa: BLE001 - only decides whether to print a notice

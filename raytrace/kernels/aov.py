@@ -19,8 +19,8 @@ positions, same lens points), so the AOVs carry the same pixel filter.
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit, prange
+from raytrace.jit import helper, row_kernel, kernel
+from numba import prange
 
 from ..layout import (AOV_ALBEDO, AOV_DEPTH, AOV_HITS, AOV_NORMAL, AOV_POSITION, AOV_UV, M_COLOR, M_DIFFUSE,
                       M_IOR, M_REFLECT, M_TRANSMIT, M_TYPE, MAT_CONDUCTOR, MAT_DIELECTRIC, MAT_PHONG, MISS,
@@ -38,7 +38,7 @@ INF = math.inf
 MAX_SPECULAR = 8
 
 
-@njit(cache=True, inline="always")
+@helper
 def is_specular(mats, m):
     """True for a material with only delta lobes (a mirror, glass, a Phong material with
     no diffuse part): AOVs look through it."""
@@ -52,7 +52,7 @@ def is_specular(mats, m):
     return False
 
 
-@njit(cache=True, inline="always")
+@helper
 def transmits(mats, m):
     """True for a specular material that refracts (glass, a Phong material with
     ``transmit``)."""
@@ -60,7 +60,7 @@ def transmits(mats, m):
         mats[m, M_TRANSMIT] + mats[m, M_TRANSMIT + 1] + mats[m, M_TRANSMIT + 2] > 0.0
 
 
-@njit(cache=True, inline="always")
+@helper
 def first_diffuse(bvh, geo, env, hit, ox, oy, oz, dx, dy, dz, eps):
     """(albedo (3), normal facing the ray (3)) at the first non-specular surface along
     the ray whose first hit is ``hit``."""
@@ -98,7 +98,7 @@ def first_diffuse(bvh, geo, env, hit, ox, oy, oz, dx, dy, dz, eps):
     return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 
 
-@njit(cache=True, nogil=True)
+@row_kernel
 def aov_rows(rows, queue, buf, sample, bvh, geo, env, cam, settings, filter_table, sampling):
     """Add sample ``sample`` of every pixel of the rows this thread takes from ``queue`` to
     the AOV buffer (a row kernel of :mod:`raytrace.kernels.threads`)."""
@@ -141,7 +141,7 @@ def render_aov_pass(buf, sample, bvh, geo, env, cam, settings, filter_table, sam
              settings, filter_table, sampling)
 
 
-@njit(cache=True, inline="always")
+@helper
 def object_id(geo, hit):
     """The object id of a hit (-1 for a miss); an instance's for hits inside one."""
     if hit.kind == MISS:
@@ -155,7 +155,7 @@ def object_id(geo, hit):
     return geo.tri_obj[hit.index]
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def render_ids(obj_out, mat_out, bvh, geo, cam):
     """Object and material ids through each pixel centre (-1 where the ray escapes)."""
     height, width = obj_out.shape

@@ -25,18 +25,18 @@ compiled, it uses
 
 ``tests/test_borrow.py`` counts ``NRT_incref`` calls in the path tracer's LLVM IR, so
 that borrowing silently turning into counting again fails a test. The cache folder
-carries the switch (``raytrace._numba_cache``).
+carries the switch (``raytrace.jit.modes``).
 """
 import warnings
 from typing import NamedTuple
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit, types
+from raytrace.jit import kernel
+from numba import types
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, lower_builtin, type_callable
 
-from raytrace._numba_cache import switch_on
+from raytrace.jit.modes import switch_on
 
 _FORCED_IDENTITY = not switch_on("RAYTRACE_BORROW")
 _REGISTER_ERROR = None   # why the borrowed type could not be set up, if it could not
@@ -133,7 +133,7 @@ class _ProbeSame(NamedTuple):
     second: np.ndarray
 
 
-@njit(cache=True)
+@kernel
 def _probe(args, same, pair):
     b = _borrow(args)
     s = _borrow(same)

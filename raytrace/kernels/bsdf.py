@@ -34,8 +34,7 @@ Materials (``M_TYPE``; colour ``c`` = the material's base colour after texturing
 """
 import math
 
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper, kernel
 
 from ..layout import (M_ALPHA, M_REFLECT, M_TRANSMIT, M_TYPE, MAT_CONDUCTOR, MAT_DIELECTRIC,
                       MAT_DIFFUSE, MAT_PHONG, MAT_ROUGH_CONDUCTOR)
@@ -45,7 +44,7 @@ INV_PI = 1.0 / math.pi
 TINY = 1e-12          # cosines below this count as grazing: nothing is scattered
 
 
-@njit(cache=True)
+@kernel
 def fresnel_dielectric(cos_i, eta):
     """Unpolarised Fresnel reflectance at a smooth interface, light arriving at ``cos_i``
     (>= 0) on the side of index ``n_i``, ``eta = n_t / n_i``. -> (F, cos_t); total
@@ -59,14 +58,14 @@ def fresnel_dielectric(cos_i, eta):
     return 0.5 * (rs * rs + rp * rp), cos_t
 
 
-@njit(cache=True, inline="always")
+@helper
 def schlick(f0, cos):
     c = 1.0 - cos
     c2 = c * c
     return f0 + (1.0 - f0) * (c2 * c2 * c)
 
 
-@njit(cache=True)
+@kernel
 def ggx_d(alpha, mx, my, mz):
     """GGX (Trowbridge-Reitz) normal distribution, isotropic; 0 below the surface."""
     if mz <= 0.0:
@@ -76,7 +75,7 @@ def ggx_d(alpha, mx, my, mz):
     return 1.0 / (math.pi * a2 * t * t)
 
 
-@njit(cache=True)
+@kernel
 def ggx_g1(alpha, wx, wy, wz, w_dot_m):
     """Smith masking of direction w for microfacet normal m (0 when w is below either)."""
     if wz <= 0.0 or w_dot_m <= 0.0:
@@ -85,7 +84,7 @@ def ggx_g1(alpha, wx, wy, wz, w_dot_m):
     return 2.0 / (1.0 + math.sqrt(1.0 + alpha * alpha * tan2))
 
 
-@njit(cache=True)
+@kernel
 def ggx_sample_visible(alpha, wix, wiy, wiz, u1, u2):
     """A microfacet normal drawn from the GGX distribution of normals visible from wi
     (Heitz 2018, "Sampling the GGX distribution of visible normals")."""
@@ -118,7 +117,7 @@ def ggx_sample_visible(alpha, wix, wiy, wiz, u1, u2):
     return mx / ln, my / ln, mz / ln
 
 
-@njit(cache=True)
+@kernel
 def _phong_lobes(mats, m, cr, cg, cb, eta, cos_i):
     """Selection probabilities of the diffuse, mirror and refraction lobes, the Fresnel
     factor of the mirror lobe and cos_t (0 when there is no refraction lobe)."""
@@ -137,7 +136,7 @@ def _phong_lobes(mats, m, cr, cg, cb, eta, cos_i):
     return wd / total, wr / total, wt / total, f, cos_t
 
 
-@njit(cache=True)
+@kernel
 def bsdf_has_smooth(mats, m, cr, cg, cb):
     """True when the BSDF has a non-delta part (next-event estimation can help)."""
     kind = int(mats[m, M_TYPE])
@@ -148,14 +147,14 @@ def bsdf_has_smooth(mats, m, cr, cg, cb):
     return False
 
 
-@njit(cache=True)
+@kernel
 def bsdf_chooses_lobe(mats, m):
     """True when ``bsdf_sample`` reads ``u0`` (it chooses among lobes: phong, dielectric)."""
     kind = int(mats[m, M_TYPE])
     return kind == MAT_PHONG or kind == MAT_DIELECTRIC
 
 
-@njit(cache=True)
+@kernel
 def bsdf_eval(mats, m, cr, cg, cb, eta, wix, wiy, wiz, wox, woy, woz):
     """-> (f cos_o (r, g, b), pdf) for wi -> wo in the local frame (see module docs)."""
     kind = int(mats[m, M_TYPE])
@@ -185,7 +184,7 @@ def bsdf_eval(mats, m, cr, cg, cb, eta, wix, wiy, wiz, wox, woy, woz):
     return 0.0, 0.0, 0.0, 0.0            # conductor, dielectric: delta only
 
 
-@njit(cache=True)
+@kernel
 def bsdf_sample(mats, m, cr, cg, cb, eta, wix, wiy, wiz, u0, u1, u2):
     """Sample wo. -> (wo (3), weight (r, g, b), pdf, is_delta, eta_crossed).
 

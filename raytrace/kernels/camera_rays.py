@@ -2,13 +2,12 @@
 camera, and the thin lens around it."""
 import math
 
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper, kernel
 
 from ..layout import PERSPECTIVE
 
 
-@njit(cache=True, inline="always")
+@helper
 def camera_ray(cam, width, height, x, y):
     """Pinhole ray through image position (x, y) in pixels (origin top-left, y down).
 
@@ -28,7 +27,7 @@ def camera_ray(cam, width, height, x, y):
             cam.forward_x, cam.forward_y, cam.forward_z)
 
 
-@njit(cache=True, inline="always")
+@helper
 def concentric_disk(u1, u2):
     """Shirley and Chiu's area-preserving map of [0, 1)^2 onto the unit disk."""
     a = 2.0 * u1 - 1.0
@@ -42,7 +41,7 @@ def concentric_disk(u1, u2):
     return r * math.cos(phi), r * math.sin(phi)
 
 
-@njit(cache=True, inline="always")
+@helper
 def lens_ray(cam, ox, oy, oz, dx, dy, dz, u1, u2):
     """The thin-lens ray for the pinhole ray (o, d) of :func:`camera_ray`: from the lens
     point of (u1, u2) through the pinhole ray's point on the plane in focus (which
@@ -60,7 +59,7 @@ def lens_ray(cam, ox, oy, oz, dx, dy, dz, u1, u2):
     return lx, ly, lz, px - lx, py - ly, pz - lz
 
 
-@njit(cache=True)
+@kernel
 def centre_rays(cam, origins, dirs):
     """Pinhole rays through every pixel centre of an (H, W) image into ``origins`` and
     ``dirs`` ((H, W, 3); directions unit)."""

@@ -18,8 +18,7 @@ The scene queries (``raytrace.kernels.intersect``) step past hits that are not t
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper
 
 from ..layout import M_CUTOFF, M_CUTOUT
 from ..textures import texture_rgb
@@ -32,13 +31,13 @@ _INV53 = 1.0 / 9007199254740992.0   # 2^-53
 _S11 = np.uint64(11)
 
 
-@njit(cache=True, inline="always")
+@helper
 def _key(v, scale):
     """A coordinate as a non-negative integer (``v * scale`` rounded, clamped)."""
     return np.uint64(np.int64(min(max(v * scale, -_LIMIT), _LIMIT) + _BIAS))
 
 
-@njit(cache=True, inline="always")
+@helper
 def ray_uniform(ox, oy, oz, dx, dy, dz, index):
     """A uniform number in [0, 1) drawn from the ray and a primitive index (no state)."""
     z = mix64(_key(ox, 1048576.0) ^ np.uint64(index))
@@ -50,7 +49,7 @@ def ray_uniform(ox, oy, oz, dx, dy, dz, index):
     return float(z >> _S11) * _INV53
 
 
-@njit(cache=True, inline="always")
+@helper
 def covered(geo, hit, ox, oy, oz, dx, dy, dz):
     """Whether the surface of ``hit`` (not a miss) is there for the ray o + t d."""
     mats = geo.materials

@@ -25,8 +25,7 @@ rejected (ok = False), which matches the zero radiance a BSDF ray would find the
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper, unit, kernel
 
 from ..cubemap import cube_face_xy, face_xy_direction, texel_rgb
 from ..envmap import latlong_cell_direction, latlong_rgb
@@ -43,7 +42,7 @@ KIND_TRIANGLE = np.int64(TRIANGLE)   # an int64, as hit.kind is: one compile of 
 _FAIL = (False, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
 
 
-@njit(cache=True, inline="always")
+@helper
 def select_entry(cdf, u):
     """Index i with cdf[i] <= u < cdf[i+1] (entries of zero probability are skipped).
 
@@ -65,7 +64,7 @@ def select_entry(cdf, u):
     return i
 
 
-@njit(cache=True, inline="always")
+@helper
 def guided_entry(cdf, guide, u):
     """``select_entry(cdf, u)`` in expected constant time, for tables of many entries
     (a cube map's texels): ``guide[k]`` (``guide_table``) is the entry chosen for the
@@ -81,7 +80,7 @@ def guided_entry(cdf, guide, u):
     return i
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def env_lookup(env, dx, dy, dz):
     """-> (r, g, b, pdf): the environment's radiance in world direction d (need not be
     unit) and the solid-angle density (without the entry probability) with which
@@ -109,21 +108,21 @@ def env_lookup(env, dx, dy, dz):
     return r, g, b, env.pmf[(face * s + row) * s + col] * (s * s * 0.25) * j * math.sqrt(j)
 
 
-@njit(cache=True, inline="always")
+@helper
 def env_radiance(env, dx, dy, dz):
     """Radiance (r, g, b) of the environment in world direction d (need not be unit)."""
     r, g, b, _ = env_lookup(env, dx, dy, dz)
     return r, g, b
 
 
-@njit(cache=True, inline="always")
+@helper
 def env_direction_pdf(env, dx, dy, dz):
     """Solid-angle density of the environment sampler (without the entry probability)
     for the direction d."""
     return env_lookup(env, dx, dy, dz)[3]
 
 
-@njit(cache=True, inline="always")
+@helper
 def cone_falloff(cone, i, c):
     """The falloff of cone row ``i`` (``raytrace.layout.CONE_WIDTH``) at the cosine ``c``
     between its axis and the direction from the light: 1 without a cone; Mitsuba's
@@ -142,7 +141,7 @@ def cone_falloff(cone, i, c):
     return t * t
 
 
-@njit(cache=True)
+@kernel
 def _sphere_cone(geo, s, px, py, pz):
     """(cx, cy, cz, dc2, r2) or r2 = 0 when the sphere is not round or p is not outside."""
     r = geo.sph_radius[s]
@@ -154,7 +153,7 @@ def _sphere_cone(geo, s, px, py, pz):
     return cx, cy, cz, dc2, r2
 
 
-@njit(cache=True)
+@kernel
 def _ellipsoid_area_factor(geo, s, qx, qy, qz):
     """dA_world / dA_unit at the unit-sphere point q (object space) and the world normal."""
     a = geo.sph_o2w
@@ -172,7 +171,7 @@ def _ellipsoid_area_factor(geo, s, qx, qy, qz):
     return abs(det) * ln, nx / ln, ny / ln, nz / ln
 
 
-@njit(cache=True)
+@kernel
 def sphere_light_pdf(geo, s, px, py, pz, qx, qy, qz, cos_l):
     """Solid-angle density (without the entry probability) of sampling point q of emissive
     sphere s from p, where cos_l is the cosine at q between its normal and q -> p."""
@@ -194,7 +193,7 @@ def sphere_light_pdf(geo, s, px, py, pz, qx, qy, qz, cos_l):
     return (dx * dx + dy * dy + dz * dz) * INV_4PI / (factor * cos_l)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def light_pdf_at_hit(lights, geo, kind, idx, px, py, pz, qx, qy, qz, cos_l):
     """Density (solid angle at p, including the entry probability) with which next-event
     estimation would have picked the point q that a BSDF ray from p hit on an emitter
@@ -221,14 +220,14 @@ def light_pdf_at_hit(lights, geo, kind, idx, px, py, pz, qx, qy, qz, cos_l):
     return lights.pmf[e] * sphere_light_pdf(geo, idx, px, py, pz, qx, qy, qz, cos_l)
 
 
-@njit(cache=True, inline="always")
+@helper
 def rescaled(u, start, width):
     """Where u lies in [start, start + width), as a uniform number in [0, 1): a number
     that chose an entry of a cdf, reused for what comes next (kept below 1)."""
     return min(max((u - start) / width, 0.0), ONE_BELOW)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def sample_light(lights, geo, env, px, py, pz, u1, u2):
     """Pick a light and a direction from p.
 
@@ -263,7 +262,7 @@ def sample_light(lights, geo, env, px, py, pz, u1, u2):
     return sample_environment(env, pmf, u1, u2)
 
 
-@njit(cache=True, inline="always")
+@helper
 def sample_triangle_light(lights, geo, idx, px, py, pz, u1, u2):
     """A uniform point on emissive triangle ``idx``; pdf ``d^2 / (A cos_l)`` times the
     entry probability. Fails when p sees the triangle's back."""
@@ -292,7 +291,7 @@ def sample_triangle_light(lights, geo, idx, px, py, pz, u1, u2):
     return True, wx, wy, wz, d, em[e, 0], em[e, 1], em[e, 2], pdf, False
 
 
-@njit(cache=True, inline="always")
+@helper
 def sample_sphere_light(geo, idx, pmf, px, py, pz, u1, u2):
     """Emissive sphere ``idx``: a direction in the cone it subtends (round, p outside),
     else a point uniform on the unit sphere's area mapped to world space."""
@@ -342,7 +341,7 @@ def sample_sphere_light(geo, idx, pmf, px, py, pz, u1, u2):
     return True, wx, wy, wz, d, er, eg, eb, pdf, False
 
 
-@njit(cache=True, inline="always")
+@helper
 def sample_point_light(lights, idx, pmf, px, py, pz):
     """Point light ``idx`` (a delta): irradiance term ``intensity / d^2``, times the cone's
     falloff for a spot (fails outside the cone)."""
@@ -363,7 +362,7 @@ def sample_point_light(lights, idx, pmf, px, py, pz):
     return True, wx, wy, wz, d, val[idx, 0] * f, val[idx, 1] * f, val[idx, 2] * f, pmf, True
 
 
-@njit(cache=True, inline="always")
+@helper
 def sample_directional_light(lights, idx, pmf):
     """Directional light ``idx`` (a delta): towards the light, at infinity."""
     val = lights.delta_val
@@ -372,7 +371,7 @@ def sample_directional_light(lights, idx, pmf):
             pmf, True)
 
 
-@njit(cache=True, inline="always")
+@helper
 def sample_environment(env, pmf, u1, u2):
     """The environment: a cube-map texel (a lat-long cell) by its weight (``u1``) and a
     point in it (``u1`` rescaled to its share, and ``u2``), or a uniform direction for a

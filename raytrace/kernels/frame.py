@@ -1,11 +1,10 @@
 """Orthonormal frames around a unit vector (Numba, scalar)."""
 import math
 
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper
 
 
-@njit(cache=True, inline="always")
+@helper
 def orthonormal_basis(nx, ny, nz):
     """Two unit tangents (t, b) with (t, b, n) right-handed and orthonormal, for a unit n
     (Duff et al. 2017, "Building an orthonormal basis, revisited"; no branch on |n|)."""

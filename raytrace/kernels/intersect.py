@@ -9,8 +9,7 @@ per ray; the next surface after that many counts as there). Without such materia
 (``geo.cutouts == 0``) each query is one traversal."""
 import math
 
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper, unit
 
 from ..accel import any_hit, closest_hit_prefetching
 from ..accel.instances import instance_hit, instance_occluded
@@ -22,7 +21,7 @@ INF = math.inf
 MAX_LAYERS = 64
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """Closest hit over the BVH, the instances and the infinite planes whose surface is
     there for this ray -> :class:`~raytrace.layout.SceneHit`."""
@@ -38,7 +37,7 @@ def scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
     return hit
 
 
-@njit(cache=True, inline="always")
+@helper
 def _closest(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """The closest hit of any surface (covered or not)."""
     h = closest_hit_prefetching(bvh, geo.tri_n, geo.tri_ng, geo.tri_mat, geo.tri_emit, ox, oy, oz,
@@ -55,7 +54,7 @@ def _closest(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
     return hit
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def scene_occluded(bvh, geo, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """True when a surface that is there lies on the ray with tmin < t < tmax."""
     if geo.cutouts > 0:

@@ -39,8 +39,7 @@ image depends on the seed only.
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper, unit, row_kernel
 
 from ..layout import (G_ACHANNELS, G_ALBEDO, G_ANX, G_ANY, G_ANZ, G_BLOCK, G_CHANNELS, G_DENSITY,
                       G_MAJORANT, G_MX, G_MY, G_MZ, G_NX, G_NY, G_NZ, M_TYPE, MAT_NULL, MEDIUM_HOMOGENEOUS,
@@ -64,7 +63,7 @@ SHADOW_END = 1.0 - 1e-6      # shadow rays stop this fraction short of the light
 
 
 # ------------------------------------------------------------------ phase function
-@njit(cache=True, inline="always")
+@helper
 def hg_pdf(g, cos_theta):
     """Henyey-Greenstein phase function (= its sampling density, 1/sr) for the angle
     theta between the direction of travel and the scattered direction: ``(1 - g^2) /
@@ -75,7 +74,7 @@ def hg_pdf(g, cos_theta):
     return INV_4PI * (1.0 - g * g) / (denom * math.sqrt(denom))
 
 
-@njit(cache=True, inline="always")
+@helper
 def hg_cos(g, u):
     """cos theta of the HG distribution by inversion of its CDF (isotropic for g ~ 0)."""
     if abs(g) < HG_ISOTROPIC:
@@ -84,7 +83,7 @@ def hg_cos(g, u):
     return min(1.0, max(-1.0, (1.0 + g * g - s * s) / (2.0 * g)))
 
 
-@njit(cache=True, inline="always")
+@helper
 def hg_sample(g, dx, dy, dz, u1, u2):
     """A scattered direction for travel direction d (unit): -> (w (3), pdf). The sample's
     weight is 1 (the phase function is sampled exactly)."""
@@ -99,7 +98,7 @@ def hg_sample(g, dx, dy, dz, u1, u2):
 
 
 # ------------------------------------------------------------------ grids
-@njit(cache=True, inline="always")
+@helper
 def _axis(n, x):
     """Trilinear lookup along one axis at voxel coordinate x (centres at i + 0.5),
     clamped: -> (i0, i1, weight of i1)."""
@@ -111,7 +110,7 @@ def _axis(n, x):
     return i0, i1, w
 
 
-@njit(cache=True, inline="always")
+@helper
 def _trilinear(vox, off, nx, ny, nz, ch, x, y, z):
     """Channels 0, 1, 2 (a 1-channel grid: its value three times) at voxel point (x, y, z)."""
     x0, x1, wx = _axis(nx, x)
@@ -136,7 +135,7 @@ def _trilinear(vox, off, nx, ny, nz, ch, x, y, z):
     return r, g, b
 
 
-@njit(cache=True, inline="always")
+@helper
 def grid_sigma(media, k, x, y, z):
     """Extinction (3 channels) of grid medium k at voxel point (x, y, z)."""
     row = media.grid
@@ -146,7 +145,7 @@ def grid_sigma(media, k, x, y, z):
     return st[k, 0] * d0, st[k, 1] * d1, st[k, 2] * d2
 
 
-@njit(cache=True, inline="always")
+@helper
 def grid_albedo(media, k, x, y, z):
     """Single-scattering albedo of grid medium k at voxel point (x, y, z) of its density."""
     row = media.grid
@@ -157,7 +156,7 @@ def grid_albedo(media, k, x, y, z):
                       x * ax / row[k, G_NX], y * ay / row[k, G_NY], z * az / row[k, G_NZ])
 
 
-@njit(cache=True, inline="always")
+@helper
 def _slab(o, v, n, t0, t1):
     """Clip [t0, t1] to the slab 0 <= o + t v <= n of one axis."""
     if v == 0.0:
@@ -168,7 +167,7 @@ def _slab(o, v, n, t0, t1):
     return max(t0, a), min(t1, b)
 
 
-@njit(cache=True, inline="always")
+@helper
 def grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax):
     """World ray -> voxel space of grid medium k, clipped to its box within [0, tmax]:
     (t0, t1, origin (3), direction (3)); empty when t0 >= t1."""
@@ -186,7 +185,7 @@ def grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax):
     return t0, t1, px, py, pz, vx, vy, vz
 
 
-@njit(cache=True, inline="always")
+@helper
 def _dda_axis(p, v, cell, block):
     """(step, t of the next cell boundary, t per cell) along one axis (voxel space)."""
     if v > 0.0:
@@ -196,12 +195,12 @@ def _dda_axis(p, v, cell, block):
     return 0, INF, INF
 
 
-@njit(cache=True, inline="always")
+@helper
 def _dda_cell(p, n, block):
     return min(max(int(math.floor(p / block)), 0), n - 1)
 
 
-@njit(cache=True, inline="always")
+@helper
 def _dda_start(px, py, pz, vx, vy, vz, t0, block, mx, my, mz):
     """The majorant cell at t0 and the DDA's state: (cell (3), next boundary t (3),
     steps (3), t per cell (3))."""
@@ -213,7 +212,7 @@ def _dda_start(px, py, pz, vx, vy, vz, t0, block, mx, my, mz):
     return cx, cy, cz, t0 + nx, t0 + ny, t0 + nz, sx, sy, sz, dtx, dty, dtz
 
 
-@njit(cache=True, inline="always")
+@helper
 def _dda_next(cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz, dtx, dty, dtz, mx, my, mz):
     """Step into the next majorant cell: -> (still in the grid, cell (3), next boundaries (3))."""
     if nxt_x <= nxt_y and nxt_x <= nxt_z:
@@ -232,13 +231,13 @@ def _dda_next(cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz, dtx, dty, dtz, mx, my
 
 
 # ------------------------------------------------------------------ free flights
-@njit(cache=True, inline="always")
+@helper
 def _exp_neg(s, t):
     """exp(-s t), 1 for s = 0 whatever t (also infinite)."""
     return 1.0 if s == 0.0 else math.exp(-s * t)
 
 
-@njit(cache=True, inline="always")
+@helper
 def homogeneous_flight(media, k, tmax, hero, u):
     """Free flight in homogeneous medium k up to the surface at ``tmax`` -> (scattered, t,
     beta factors (3), ratio factors (3)); see the module docstring."""
@@ -257,7 +256,7 @@ def homogeneous_flight(media, k, tmax, hero, u):
     return False, tmax, p0, p1, p2, p0, p1, p2
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def medium_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, seed, pixel, sample, rc):
     """Free flight from o along the unit direction d in medium k, up to the next surface at
     ``tmax`` (may be infinite) -> (scattered, t, beta factors (3), ratio factors (3), rc):
@@ -269,7 +268,7 @@ def medium_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, s
     return grid_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, seed, pixel, sample, rc)
 
 
-@njit(cache=True, inline="always")
+@helper
 def grid_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, seed, pixel, sample, rc):
     """Delta tracking through grid medium k (module docstring), cell by cell of its
     majorant grid."""
@@ -314,7 +313,7 @@ def grid_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, see
 
 
 # ------------------------------------------------------------------ transmittance
-@njit(cache=True, inline="always")
+@helper
 def grid_ratio_tracking(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sample, rc):
     """Transmittance (3 channels) of grid medium k along o + t d, t in [0, tmax], by ratio
     tracking (module docstring) -> (T (3), rc)."""
@@ -353,7 +352,7 @@ def grid_ratio_tracking(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sam
     return tr0, tr1, tr2, rc
 
 
-@njit(cache=True, inline="always")
+@helper
 def medium_transmittance(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sample, rc):
     """Transmittance (3) of medium k along o + t d (d unit), t in [0, tmax]: exact for a
     homogeneous medium, ratio tracking in a grid -> (T (3), rc)."""
@@ -363,7 +362,7 @@ def medium_transmittance(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sa
     return grid_ratio_tracking(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sample, rc)
 
 
-@njit(cache=True, inline="always")
+@helper
 def crossed_medium(geo, media, hit, px, py, pz, dx, dy, dz):
     """(null surface?, the medium on the far side, true normal (3)) of a surface hit by a
     ray along d: the interior when d goes in against the front normal, else the exterior."""
@@ -374,7 +373,7 @@ def crossed_medium(geo, media, hit, px, py, pz, dx, dy, dz):
     return null, media.mat_exterior[mat], gx, gy, gz
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def shadow_transmittance(bvh, geo, media, m, ox, oy, oz, dx, dy, dz, dist, eps, seed, pixel, sample, rc):
     """Transmittance (3) of a shadow ray from o along the unit direction d to the light
     point at ``dist`` (stopping SHADOW_END of the way; infinite: a direction, the
@@ -413,7 +412,7 @@ def shadow_transmittance(bvh, geo, media, m, ox, oy, oz, dx, dy, dz, dist, eps, 
 
 
 # ------------------------------------------------------------------ optical depth
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def optical_depth(media, k, ox, oy, oz, dx, dy, dz, tmax):
     """Optical depth (3 channels) of medium k along o + t d (d unit), t in [0, tmax]:
     ``sigma_t tmax`` for a homogeneous medium (infinite when tmax is and sigma_t > 0),
@@ -439,7 +438,7 @@ def optical_depth(media, k, ox, oy, oz, dx, dy, dz, tmax):
     return tau0, tau1, tau2
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@row_kernel
 def optical_depth_rows(rows, queue, out, bvh, geo, cam, media, eps):
     """The transmittance view (a row kernel): per pixel centre, the optical depth (3
     channels) along the camera ray into ``out`` (H, W, 3), through the media it meets
@@ -485,22 +484,22 @@ def render_optical_depth(out, bvh, geo, cam, media, eps):
 # these functions compile to constants for None (overloads chosen by the argument's type,
 # as raytrace.accel.instances does for scenes without instances), so such a scene never
 # compiles the media code.
-@njit(cache=True, inline="always")
+@helper
 def _camera_medium(media):
     return media.camera
 
 
-@njit(cache=True, inline="always")
+@helper
 def _medium_beyond(media, mat, entering):
     return media.mat_interior[mat] if entering else media.mat_exterior[mat]
 
 
-@njit(cache=True, inline="always")
+@helper
 def _is_null(media, geo, mat):
     return media.has_null and geo.materials[mat, M_TYPE] == MAT_NULL
 
 
-@njit(cache=True, inline="always")
+@helper
 def _beer_lambert(media, m, ox, oy, oz, dx, dy, dz, t):
     tau0, tau1, tau2 = optical_depth(media, m, ox, oy, oz, dx, dy, dz, t)
     return math.exp(-tau0), math.exp(-tau1), math.exp(-tau2)

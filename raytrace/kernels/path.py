@@ -43,8 +43,7 @@ in the Whitted integrator, visited in an order whose every prefix is unbiased:
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper, unit, row_kernel
 
 from ..layout import ENV_NONE, M_COLOR, M_IOR, MISS, SOBOL
 from .borrow import borrow
@@ -69,7 +68,7 @@ LENS_GROUP = np.int64(1 << 24)   # the thin lens's (far above any bounce's group
 # (int64 values, not Python ints: a literal argument would make rand2 compile once more)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def rand2(sampler, seed, pixel, sample, group):
     """Two uniform numbers of 2-D group ``group`` (see the module docstring).
 
@@ -81,7 +80,7 @@ def rand2(sampler, seed, pixel, sample, group):
     return rand01(seed, pixel, sample, 2 * group), rand01(seed, pixel, sample, 2 * group + 1)
 
 
-@njit(cache=True, inline="always")
+@helper
 def camera_rand2(sampler, seed, pixel, sample, group, spp):
     """The two numbers of a camera group (pixel position, lens point) for sample
     ``sample`` of ``spp``: with the Sobol sampler, Sobol points when spp is a power of
@@ -93,7 +92,7 @@ def camera_rand2(sampler, seed, pixel, sample, group, spp):
     return rand2(sampler, seed, pixel, sample, group)
 
 
-@njit(cache=True, inline="always")
+@helper
 def mis_weight(a, b):
     """Power heuristic a^2 / (a^2 + b^2) for the strategy of density a, safe for 0 and inf."""
     if not a > 0.0:
@@ -110,7 +109,7 @@ def mis_weight(a, b):
     return r2 / (1.0 + r2)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def camera_sample(cam, settings, filter_table, i, j, sample):
     """The camera ray of sample ``sample`` of pixel (row i, column j), unit direction.
 
@@ -142,7 +141,7 @@ def camera_sample(cam, settings, filter_table, i, j, sample):
     return ox, oy, oz, dx * inv, dy * inv, dz * inv
 
 
-@njit(cache=True, inline="always")
+@helper
 def emitted_on_miss(lights, env, dx, dy, dz, prev_pdf, prev_delta, beta_r, beta_g, beta_b):
     """Environment radiance seen by a ray that escapes, MIS-weighted against the
     environment's own sampling unless the ray came from a delta lobe (or the camera),
@@ -156,7 +155,7 @@ def emitted_on_miss(lights, env, dx, dy, dz, prev_pdf, prev_delta, beta_r, beta_
     return beta_r * w * er, beta_g * w * eg, beta_b * w * eb
 
 
-@njit(cache=True, inline="always")
+@helper
 def emitted_at_hit(lights, geo, hit, emit, ppx, ppy, ppz, px, py, pz, cos_g, prev_pdf, prev_delta,
                    beta_r, beta_g, beta_b):
     """Emission of the front side of an emitter hit from the previous vertex pp,
@@ -170,7 +169,7 @@ def emitted_at_hit(lights, geo, hit, emit, ppx, ppy, ppz, px, py, pz, cos_g, pre
     return beta_r * w * em[emit, 0], beta_g * w * em[emit, 1], beta_b * w * em[emit, 2]
 
 
-@njit(cache=True, inline="always")
+@helper
 def direct_light(bvh, geo, lights, env, mat, color, eta, p, g, t1, b1, s, wi, eps, u1, u2,
                  beta):
     """Next-event estimation at p: one light sample, its BSDF value and a shadow ray.
@@ -209,7 +208,7 @@ def direct_light(bvh, geo, lights, env, mat, color, eta, p, g, t1, b1, s, wi, ep
     return beta_r * fr * vr * w, beta_g * fg * vg * w, beta_b * fb * vb * w
 
 
-@njit(cache=True, inline="always")
+@helper
 def scatter(geo, mat, color, eta, t1, b1, s, g, wi, u_lobe, u1, u2):
     """BSDF sampling: the next direction (world, unit) and the sample's weight.
 
@@ -236,7 +235,7 @@ def scatter(geo, mat, color, eta, t1, b1, s, g, wi, u_lobe, u1, u2):
     return ok, ndx, ndy, ndz, wr, wg, wb, bpdf, bdelta, beta, side
 
 
-@njit(cache=True, inline="always")
+@helper
 def russian_roulette(beta_r, beta_g, beta_b, eta_scale, depth, rr_depth, sampler, seed, pixel, sample,
                      group):
     """-> (continue?, survival probability q): from ``depth >= rr_depth`` the path goes
@@ -252,7 +251,7 @@ def russian_roulette(beta_r, beta_g, beta_b, eta_scale, depth, rr_depth, sampler
     return rand2(sampler, seed, pixel, sample, group)[0] < q, q
 
 
-@njit(cache=True, inline="always")
+@helper
 def arriving_side(gx, gy, gz, cos_g, sx, sy, sz, dx, dy, dz):
     """The normals of a hit turned to the side the ray (unit d) arrives from: true normal g
     with ``cos_g = -g.d`` as the hit gave them, shading normal s -> (entering (the ray came
@@ -270,7 +269,7 @@ def arriving_side(gx, gy, gz, cos_g, sx, sy, sz, dx, dy, dz):
     return entering, gx, gy, gz, sx, sy, sz, cos_s
 
 
-@njit(cache=True, inline="always")
+@helper
 def trace_path(bvh, geo, lights, env, settings, pixel, sample, ox, oy, oz, dx, dy, dz):
     """Radiance (r, g, b) arriving at o from direction -d (unit): one path."""
     max_depth = settings.max_depth if settings.max_depth >= 0 else UNBOUNDED
@@ -345,7 +344,7 @@ def trace_path(bvh, geo, lights, env, settings, pixel, sample, ox, oy, oz, dx, d
     return lr, lg, lb
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@row_kernel
 def path_rows(rows, queue, accum, nonfinite, active, sample, count, bvh, geo, lights, env, cam, settings,
               filter_table):
     """Add samples ``sample .. sample + count - 1`` of every pixel of the rows this thread
@@ -373,7 +372,7 @@ def path_rows(rows, queue, accum, nonfinite, active, sample, count, bvh, geo, li
         i = next_row(rows, queue)
 
 
-@njit(cache=True, inline="always")
+@helper
 def _add_sample(accum, nonfinite, i, j, sample, bvh, geo, lights, env, cam, settings, filter_table):
     """Sample ``sample`` of pixel (i, j) into ``accum``."""
     ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, sample)
@@ -385,7 +384,7 @@ def _add_sample(accum, nonfinite, i, j, sample, bvh, geo, lights, env, cam, sett
         nonfinite[i, j] += 1
 
 
-@njit(cache=True, inline="always")
+@helper
 def _add_radiance(sums, i, j, r, g, b):
     """Add a sample to pixel (i, j) of ``sums`` (H, W, 6): the radiance, then its square."""
     sums[i, j, 0] += r

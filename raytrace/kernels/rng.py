@@ -4,8 +4,7 @@ No state is carried between calls, so every pixel's samples are the same whateve
 renders it: an image depends only on its seed. The mixer is SplitMix64's finaliser.
 """
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper
 
 _K_PIXEL = np.uint64(0x9E3779B97F4A7C15)
 _K_SAMPLE = np.uint64(0xBF58476D1CE4E5B9)
@@ -16,14 +15,14 @@ _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(
 _INV53 = 1.0 / 9007199254740992.0   # 2**-53
 
 
-@njit(cache=True, inline="always")
+@helper
 def mix64(z):
     z = (z ^ (z >> _S30)) * _M1
     z = (z ^ (z >> _S27)) * _M2
     return z ^ (z >> _S31)
 
 
-@njit(cache=True, inline="always")
+@helper
 def rand01(seed, pixel, sample, dim):
     """Uniform float64 in [0, 1) for the given counters (all non-negative integers)."""
     z = np.uint64(seed) * _K_DIM + np.uint64(pixel) * _K_PIXEL
@@ -50,7 +49,7 @@ _INV32 = 1.0 / 4294967296.0          # 2**-32
 _S32 = np.uint64(32)
 
 
-@njit(cache=True, inline="always")
+@helper
 def reverse_bits32(x):
     """Bit reversal of a 32-bit value held in a uint64."""
     x = ((x >> _U1) & _R1) | ((x & _R1) << _U1)
@@ -60,7 +59,7 @@ def reverse_bits32(x):
     return ((x >> _U16) & _R16) | ((x & _R16) << _U16)
 
 
-@njit(cache=True, inline="always")
+@helper
 def _lk_permutation(x, seed):
     """A 32-bit permutation in which each bit depends only on itself and lower bits."""
     x ^= (x * _LK1) & _M32
@@ -71,20 +70,20 @@ def _lk_permutation(x, seed):
     return x
 
 
-@njit(cache=True, inline="always")
+@helper
 def owen_scramble(x, seed):
     """Nested uniform (Owen) scramble of the 32-bit binary fraction x."""
     return reverse_bits32(_lk_permutation(reverse_bits32(x), seed))
 
 
-@njit(cache=True, inline="always")
+@helper
 def group_key(seed, pixel, group):
     """The 64-bit hash of (seed, pixel, group) that keys a 2-D group's scrambles and
     shuffles (``sobol2``, ``cmj2``)."""
     return mix64(np.uint64(seed) * _K_DIM + np.uint64(pixel) * _K_PIXEL + np.uint64(group) * _K_GROUP)
 
 
-@njit(cache=True, inline="always")
+@helper
 def _pascal_reversed(y):
     """Second Sobol dimension from the first, both bit-reversed: with y = the sample
     index, the bits of the result reversed are x1 as a binary fraction. The generator
@@ -98,7 +97,7 @@ def _pascal_reversed(y):
     return y
 
 
-@njit(cache=True, inline="always")
+@helper
 def sobol2(seed, pixel, sample, group):
     """Two uniform floats in [0, 1) (32-bit resolution): point ``sample`` of the
     scrambled Sobol sequence of (seed, pixel, group).
@@ -137,7 +136,7 @@ _KS = (np.uint64(0x51633E2D), np.uint64(0x68BC21EB), np.uint64(0x02E5BE93))
 _U5, _U11, _U23, _U27 = np.uint64(5), np.uint64(11), np.uint64(23), np.uint64(27)
 
 
-@njit(cache=True, inline="always")
+@helper
 def kensler_permute(i, count, p):
     """Element i (a uint64 below ``count``) of a pseudo-random permutation of
     0 .. count-1 chosen by the 32-bit key p: Kensler's hash, a bijection on the smallest
@@ -173,7 +172,7 @@ def kensler_permute(i, count, p):
             return (i + p) % np.uint64(count)
 
 
-@njit(cache=True, inline="always")
+@helper
 def grid_columns(count):
     """m for the m x n grid of ``count`` = m n points: the largest divisor of count in
     floor(sqrt(count)) - 3 .. floor(sqrt(count)), else 1 (then the points are a Latin
@@ -185,7 +184,7 @@ def grid_columns(count):
     return 1
 
 
-@njit(cache=True, inline="always")
+@helper
 def cmj2(seed, pixel, sample, group, count):
     """Two uniform floats in [0, 1): point ``sample`` (0 <= sample < count) of the
     correlated multi-jittered pattern of ``count`` points of (seed, pixel, group)."""
@@ -215,7 +214,7 @@ def cmj2(seed, pixel, sample, group, count):
 _GRID_GROUP = np.uint64(0x6A09E667)      # the key of the permutations (not a Sobol group)
 
 
-@njit(cache=True, inline="always")
+@helper
 def grid_cell(seed, pixel, sample, n):
     """(row, column) of the cell of sample ``sample`` (< n^2) of (seed, pixel) on its
     n x n jittered grid, in the order above (one hash, three short permutations, one

@@ -8,8 +8,7 @@ sigma 0.5 px is the course's 5-tap kernel on 3x3 sub-pixels).
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper
 
 from ..layout import BOX, FILTERS, GAUSSIAN, TENT  # noqa: F401  (FILTERS: names -> kinds)
 
@@ -26,7 +25,7 @@ def gaussian_inverse_cdf_table(n=_TABLE_SIZE):
     return np.interp(np.linspace(0.0, 1.0, n), cdf, x)
 
 
-@njit(cache=True, inline="always")
+@helper
 def warp(u, kind, table):
     """Map u in [0, 1) to a pixel offset distributed like the filter."""
     if kind == BOX:

@@ -22,8 +22,8 @@ shadows off their casters ("peter-panning").
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit, prange
+from raytrace.jit import helper, kernel
+from numba import prange
 
 from ..cubemap import cube_face_xy, face_xy_direction
 from ..layout import LIGHT_POINT
@@ -34,7 +34,7 @@ INF = math.inf
 FAR = 1e300
 
 
-@njit(cache=True, inline="always")
+@helper
 def _texel_ray(lights, li, texel):
     """Origin and unit direction of the ray through the centre of texel ``texel`` of
     light ``li``'s map."""
@@ -58,7 +58,7 @@ def _texel_ray(lights, li, texel):
             lights.pos_dir[li, 0], lights.pos_dir[li, 1], lights.pos_dir[li, 2])
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def fill_shadow_map(depths, li, bvh, geo, lights):
     """Fill light ``li``'s depths (its slice of ``depths``) by casting the texel rays."""
     start = lights.shadow_map[li]
@@ -70,7 +70,7 @@ def fill_shadow_map(depths, li, bvh, geo, lights):
         depths[start + k] = hit.t if hit.t < INF else FAR
 
 
-@njit(cache=True, inline="always")
+@helper
 def _lookup(lights, li, px, py, pz):
     """(face, column, row, depth of p) of point p in light ``li``'s map (column and row
     as floats; face 0 for a directional light), or face -1 when p is outside the map."""
@@ -92,7 +92,7 @@ def _lookup(lights, li, px, py, pz):
     return 0, (a + 1.0) * 0.5 * res, (1.0 - b) * 0.5 * res, d
 
 
-@njit(cache=True, inline="always")
+@helper
 def shadow_map_visibility(lights, li, px, py, pz):
     """Fraction of light ``li`` that reaches p by its shadow map: 1 lit, 0 in shadow,
     between for percentage-closer filtering."""

@@ -14,14 +14,13 @@ Texture coordinates (Mitsuba's conventions):
 """
 import math
 
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper, unit, kernel
 
 from ..layout import M_TEX, SPHERE, TRIANGLE
 from ..textures import texture_rgb
 
 
-@njit(cache=True, inline="always")
+@helper
 def affine(m, k, px, py, pz):
     """The affine map ``m[k]`` ((3, 4): linear part and translation) applied to point p."""
     return (m[k, 0, 0] * px + m[k, 0, 1] * py + m[k, 0, 2] * pz + m[k, 0, 3],
@@ -29,7 +28,7 @@ def affine(m, k, px, py, pz):
             m[k, 2, 0] * px + m[k, 2, 1] * py + m[k, 2, 2] * pz + m[k, 2, 3])
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")     # inlined by LLVM: compiled once for all kernels
+@unit     # inlined by LLVM: compiled once for all kernels
 def hit_normals(geo, hit, px, py, pz):
     """-> (geometric normal (3), shading normal (3), material row, emitter row) at the
     world point p of ``hit`` (a :class:`~raytrace.layout.SceneHit`).
@@ -53,7 +52,7 @@ def hit_normals(geo, hit, px, py, pz):
     return gx, gy, gz, sx, sy, sz, mat, emit
 
 
-@njit(cache=True, inline="always")
+@helper
 def _normal_to_world(m, k, nx, ny, nz):
     """Unit world normal of the object-space normal n of instance k (``m`` world->object)."""
     wx = m[k, 0, 0] * nx + m[k, 1, 0] * ny + m[k, 2, 0] * nz
@@ -65,7 +64,7 @@ def _normal_to_world(m, k, nx, ny, nz):
     return nx, ny, nz
 
 
-@njit(cache=True, inline="always")
+@helper
 def local_normals(geo, kind, idx, u, v, px, py, pz):
     """:func:`hit_normals` in the primitive's own space (world space, or a prototype's
     object space with p given there)."""
@@ -98,7 +97,7 @@ def local_normals(geo, kind, idx, u, v, px, py, pz):
     return nx, ny, nz, nx, ny, nz, geo.pl_mat[idx], -1
 
 
-@njit(cache=True)
+@kernel
 def sphere_uv(qx, qy, qz):
     """Mitsuba's sphere UVs of a point q on (or near) the unit sphere."""
     ln = math.sqrt(qx * qx + qy * qy + qz * qz)
@@ -111,7 +110,7 @@ def sphere_uv(qx, qy, qz):
     return phi / (2.0 * math.pi), math.acos(cz) / math.pi
 
 
-@njit(cache=True, inline="always")
+@helper
 def hit_uv(geo, hit, px, py, pz):
     """Texture coordinates (tu, tv) of ``hit`` at the world point p (an instance's in its
     prototype's object space)."""
@@ -120,7 +119,7 @@ def hit_uv(geo, hit, px, py, pz):
     return local_uv(geo, hit.kind, hit.index, hit.u, hit.v, px, py, pz)
 
 
-@njit(cache=True)
+@kernel
 def local_uv(geo, kind, idx, u, v, px, py, pz):
     """Texture coordinates (tu, tv) at a hit in the primitive's own space (see the
     module docstring)."""
@@ -137,7 +136,7 @@ def local_uv(geo, kind, idx, u, v, px, py, pz):
             m[idx, 1, 0] * px + m[idx, 1, 1] * py + m[idx, 1, 2] * pz + m[idx, 1, 3])
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def base_color(geo, mat, col, hit, px, py, pz):
     """The material's colour slot ``col`` (a column of the material table), replaced by its
     texture's value at ``hit`` (world point p) when the material has one, times the
@@ -160,7 +159,7 @@ def base_color(geo, mat, col, hit, px, py, pz):
     return r, g, b
 
 
-@njit(cache=True, inline="always")
+@helper
 def hit_material(geo, hit):
     """Material row of ``hit`` (an instance's own row for its prototype's "inherit" rows)."""
     if hit.kind == TRIANGLE:

@@ -28,10 +28,9 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
+from raytrace.jit import helper
 import numba
 import numpy as np
-from numba import njit
 
 from raytrace.accel.lowlevel import fetch_add
 
@@ -48,7 +47,7 @@ def _pool(workers):
         return pool
 
 
-@njit(cache=True, inline="always")
+@helper
 def next_row(rows, queue):
     """The next row for this thread to render, or -1 when every row is taken."""
     k = fetch_add(queue, 1)

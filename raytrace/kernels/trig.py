@@ -12,8 +12,7 @@ there is below 5e-17. The quarter turn then rotates (cos r, sin r). Error agains
 """
 import math
 
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper
 
 HALF_PI = 0.5 * math.pi
 # 1 / k! for the Taylor series: sin odd k = 3 .. 15, cos even k = 2 .. 16
@@ -23,7 +22,7 @@ C2, C4, C6, C8 = -0.5, 1.0 / 24.0, -1.0 / 720.0, 1.0 / 40320.0
 C10, C12, C14, C16 = -1.0 / 3628800.0, 1.0 / 479001600.0, -1.0 / 87178291200.0, 1.0 / 20922789888000.0
 
 
-@njit(cache=True, inline="always")
+@helper
 def cos_sin_2pi(u):
     """-> (cos(2 pi u), sin(2 pi u)) for u in [0, 1] (any finite u works, with less
     accuracy far from it)."""

@@ -35,8 +35,7 @@ with a per-path counter
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper, row_kernel
 
 from ..layout import M_COLOR, M_IOR, M_TYPE, MAT_NULL, MISS
 from .borrow import borrow
@@ -57,7 +56,7 @@ GROUPS_PER_VERTEX = 5
 HERO_GROUP = np.int64(LENS_GROUP + 1)
 
 
-@njit(cache=True, inline="always")
+@helper
 def vertex_light(bvh, geo, lights, env, media, m, surface, p, d, frame, shading, eps, u, rng):
     """Next-event estimation at a path vertex p in medium m -> (radiance (3) without the
     path's throughput, rng counter). ``surface``: a surface hit with ``frame`` = (true
@@ -96,7 +95,7 @@ def vertex_light(bvh, geo, lights, env, media, m, surface, p, d, frame, shading,
     return fr * vr * t0 * w, fg * vg * t1 * w, fb * vb * t2 * w, rc
 
 
-@njit(cache=True, inline="always")
+@helper
 def surface_frame(geo, hit, px, py, pz, dx, dy, dz):
     """The shading frame of a surface hit on the side the ray arrives from
     (``path.arriving_side``, as in the path tracer): -> (ok, true normal (3) on that side, t1 (3), b1 (3), s (3), wi (3), entering
@@ -112,7 +111,7 @@ def surface_frame(geo, hit, px, py, pz, dx, dy, dz):
             ior if entering else 1.0 / ior, emit, front)
 
 
-@njit(cache=True, inline="always")
+@helper
 def flight(media, m, o, d, tmax, hero, first, sampler, rng, group):
     """The free flight of a segment in medium m (see :func:`medium_flight`): its first two
     numbers from Sobol group ``group`` when ``first`` (the first flight since the last
@@ -128,7 +127,7 @@ def flight(media, m, o, d, tmax, hero, first, sampler, rng, group):
                          seed, pixel, sample, rc)
 
 
-@njit(cache=True, inline="always")
+@helper
 def trace_volume(bvh, geo, lights, env, media, settings, pixel, sample, ox, oy, oz, dx, dy, dz):
     """Radiance (r, g, b) arriving at o from direction -d (unit): one path (module
     docstring). ``beta`` is f / p of the hero channel, ``r`` the other channels' path
@@ -207,7 +206,7 @@ def trace_volume(bvh, geo, lights, env, media, settings, pixel, sample, ox, oy, 
     return lr, lg, lb
 
 
-@njit(cache=True, inline="always")
+@helper
 def vertex(bvh, geo, lights, env, media, m, scattered, p, d, frame, shading, eps, sampler, rng, group):
     """A path vertex: next-event estimation, then the next direction (phase function in a
     medium, BSDF on a surface). -> (ok, direction (3), weight (3), pdf, is_delta, eta
@@ -234,7 +233,7 @@ def vertex(bvh, geo, lights, env, media, m, scattered, p, d, frame, shading, eps
     return ok, dx, dy, dz, wr, wg, wb, pdf, delta, eta_step, side, rc, lt
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@row_kernel
 def volpath_rows(rows, queue, accum, nonfinite, active, sample, count, bvh, geo, lights, env, cam,
                  settings, filter_table, media):
     """:func:`raytrace.kernels.path.path_rows` with the volumetric path loop

@@ -16,8 +16,7 @@ where they are seen from the front (they do not light other surfaces here).
 import math
 
 import numpy as np
-import raytrace._numba_setup  # noqa: F401  (Numba's cache folder, before any kernel here)
-from numba import njit
+from raytrace.jit import helper, unit, row_kernel
 
 from ..layout import (LIGHT_POINT, M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR,
                       M_TRANSMIT, M_TYPE, MAT_DIFFUSE, MISS, TRIANGLE)
@@ -41,13 +40,13 @@ STACK_WIDTH = 11
 NULL_STEP = 1.0 / 1024.0   # depth a ray gains crossing a null surface (a boundary of media only)
 
 
-@njit(cache=True, inline="always")
+@helper
 def stack_rows(bounces):
     """Rows the ray stack needs for ``bounces`` (each hit pushes at most two rays)."""
     return 2 * bounces + 4
 
 
-@njit(cache=True, inline="always")
+@helper
 def push_ray(stack, sp, ox, oy, oz, dx, dy, dz, wr, wg, wb, depth, medium):
     """Push a ray with its weight (r, g, b), depth and medium; returns the new stack size."""
     stack[sp, ST_ORIGIN], stack[sp, ST_ORIGIN + 1], stack[sp, ST_ORIGIN + 2] = ox, oy, oz
@@ -58,14 +57,14 @@ def push_ray(stack, sp, ox, oy, oz, dx, dy, dz, wr, wg, wb, depth, medium):
     return sp + 1
 
 
-@njit(cache=True, inline="always")
+@helper
 def background(env, dx, dy, dz):
     """Radiance (r, g, b) of a ray that escapes: the environment map (cube or lat-long),
     else the background colour."""
     return env_radiance(env, dx, dy, dz)
 
 
-@njit(cache=True, inline="always")
+@helper
 def phong(intensity, n_dot_l, l_dot_r, shininess, kd, ks):
     """The course's Phong term for one light and one channel:
     ``I (max(N.L, 0) k_d + max(L.R, 0)^s k_s)``, with ``N.L > 0`` already checked."""
@@ -73,7 +72,7 @@ def phong(intensity, n_dot_l, l_dot_r, shininess, kd, ks):
     return intensity * (n_dot_l * kd + spec * ks)
 
 
-@njit(cache=True, inline="always")
+@helper
 def light_direction(lights, li, px, py, pz):
     """-> (ok, unit direction p -> light (3), distance, fall-off factor) of light ``li``:
     ``1 / (attenuation d^2)`` for a point light (1 without attenuation), times the cone's
@@ -96,7 +95,7 @@ def light_direction(lights, li, px, py, pz):
     return True, -lights.pos_dir[li, 0], -lights.pos_dir[li, 1], -lights.pos_dir[li, 2], INF, 1.0
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def direct_phong(bvh, geo, lights, env, m, kd0, kd1, kd2, px, py, pz, nx, ny, nz, rx, ry, rz,
                  shadows, eps):
     """Ambient plus every light's Phong term at p (normal n on the viewer's side, r the
@@ -129,7 +128,7 @@ def direct_phong(bvh, geo, lights, env, m, kd0, kd1, kd2, px, py, pz, nx, ny, nz
     return lr, lg, lb
 
 
-@njit(cache=True, inline="always")
+@helper
 def push_secondary(stack, sp, mats, m, entering, cos_i, px, py, pz, nx, ny, nz, dx, dy, dz,
                    rx, ry, rz, wr, wg, wb, depth, eps, media):
     """Push the refracted ray (material with ``transmit``; Schlick's Fresnel, none under
@@ -165,7 +164,7 @@ def push_secondary(stack, sp, mats, m, entering, cos_i, px, py, pz, nx, ny, nz, 
     return sp
 
 
-@njit(cache=True, inline="always")
+@helper
 def trace_ray(bvh, geo, lights, env, media, ox, oy, oz, dx, dy, dz, bounces, shadows, eps, stack):
     """Radiance (r, g, b) along one camera ray. ``stack``: scratch (stack_rows(bounces),
     STACK_WIDTH). ``media``: the scene's :class:`~raytrace.layout.Media` or None; in a
@@ -225,7 +224,7 @@ def trace_ray(bvh, geo, lights, env, media, ox, oy, oz, dx, dy, dz, bounces, sha
     return out_r, out_g, out_b
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@unit
 def camera_sample(cam, settings, filter_table, i, j, s):
     """The camera ray (direction not normalised) of sample ``s`` of pixel (row i, column
     j): the pixel centre for one sample per pixel, else jittered (dimensions 0 and 1) and
@@ -257,7 +256,7 @@ def camera_sample(cam, settings, filter_table, i, j, s):
     return ox, oy, oz, dx, dy, dz
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@row_kernel
 def whitted_rows(rows, queue, out, row0, bvh, geo, cam, lights, env, settings, filter_table, media):
     """Render the image rows this thread takes from ``queue`` into ``out`` (row ``i`` into
     ``out[i - row0]``, (W, 3) float32): a row kernel of :mod:`raytrace.kernels.threads`.
@@ -290,7 +289,7 @@ def render_rows(row0, row1, out, bvh, geo, cam, lights, env, settings, filter_ta
              env, settings, filter_table, media)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@row_kernel
 def depth_normal_rows(rows, queue, out_t, out_n, bvh, geo, cam):
     """The rows of :func:`render_aov` this thread takes from ``queue`` (a row kernel)."""
     height, width = out_t.shape

@@ -4,10 +4,11 @@
 (:func:`sources`: every module a render runs, kernels and the Python around them). After
 an edit, :func:`unload` drops those modules from ``sys.modules``, so that the next load of
 the scene imports the edited code; kernels are then found in the cache by their
-dependency keys (``raytrace/compile/``): an edit compiles what it touched, an undo
-compiles nothing. The modules that hold the process's own state stay loaded
-(:data:`KEPT`): the package itself, Numba's set-up and the compile cache (installed once
-per process), the preview's server and session, and the error types the page's messages
+dependency keys (``raytrace/jit/``), computed from the function objects just loaded, so
+an edit compiles what it touched (in any file), an undo compiles nothing, and no kernel
+is stale. The modules that hold the process's own state stay loaded (:data:`KEPT`): the
+package itself, the JIT layer (its cache folder and pipeline, set up once per process),
+the preview's server and session, and the error types the page's messages
 are made of. Editing one of those needs the viewer started again, which
 :func:`restart_needed` says.
 """
@@ -17,8 +18,7 @@ import types
 
 PACKAGE = "raytrace"
 # modules never unloaded: process-wide set-up, the preview itself, shared error types
-KEPT = ("raytrace", "raytrace._numba_setup", "raytrace._numba_cache", "raytrace._numba_inline",
-        "raytrace.compile", "raytrace.view", "raytrace.errors", "raytrace.__main__", "raytrace.cli")
+KEPT = ("raytrace", "raytrace.jit", "raytrace.view", "raytrace.errors", "raytrace.__main__", "raytrace.cli")
 
 
 def _kept(name):

@@ -309,7 +309,7 @@ class Session:
             raise _Restart
 
     def _run(self):
-        from .. import warmup
+        from ..jit import warmup
         while True:
             self._wake.wait()
             self._wake.clear()
@@ -323,7 +323,7 @@ class Session:
             try:
                 if reload and self._code_changed:
                     self._reload_code()
-                    from .. import warmup           # the edited code's (warmup itself may be edited)
+                    from ..jit import warmup           # the edited code's (warmup itself may be edited)
                 with warmup.CompileTimer(on_start=lambda: self._compiling(done)) as self._timer:
                     if reload:                      # (loading compiles the BVH builder)
                         self._load(generation)
@@ -434,10 +434,10 @@ class Session:
         self._set(message="")
 
     def _compiling(self, done):
-        """Numba started compiling: say what and why (``raytrace.compile.plan``), then tick
+        """Numba started compiling: say what and why (``raytrace.jit.plan``), then tick
         the progress in ``message`` until the work of this generation is ``done``."""
-        from .. import warmup
-        from ..compile import plan
+        from ..jit import warmup
+        from ..jit import plan
         roots = warmup.roots(builder=True)
         try:
             if self._scene is not None:
@@ -544,7 +544,7 @@ def _number(value, where):
 def error_line(exc):
     """The command line's one line for an exception (bad input, an I/O failure, or a bug);
     for edited kernel code that does not compile or load, its short block."""
-    from ..compile.errors import is_compile_error, kernel_error
+    from ..jit.errors import is_compile_error, kernel_error
     if is_compile_error(exc):
         return str(kernel_error(exc))
     broken = kernel_code.syntax_error_text(exc)

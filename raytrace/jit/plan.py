@@ -11,11 +11,9 @@ kernel with no record was never compiled here (first run).
 """
 import contextlib
 import json
-import os
-import pathlib
 from typing import NamedTuple
 
-from . import cache, keys
+from . import cache, folders, keys
 
 
 class Plan(NamedTuple):
@@ -81,10 +79,6 @@ def stale(roots):
     return [d for d in closure(roots) if compiled_alone(d) and not cache.dispatcher_cache(d).has_key()]
 
 
-def _record_path(the_cache):
-    return pathlib.Path(the_cache.cache_path) / f"{the_cache._impl.filename_base}.code.json"
-
-
 def _digests(py_func):
     """{name: code digest} of ``py_func`` and every jitted function it is made of."""
     data = {name(py_func): keys.code_digest(py_func)}
@@ -94,33 +88,27 @@ def _digests(py_func):
 
 
 def record(py_func, the_cache):
-    """After ``py_func`` was compiled into ``the_cache`` (a ``DependencyCache``): keep the
-    code digests of what it is made of, beside its index, for its current key (the
-    records of the last :data:`~raytrace.compile.cache.MAX_ENTRIES` keys are kept)."""
-    path = _record_path(the_cache)
-    data = _read_records(path)
-    data.pop(the_cache.dependency_key(), None)
-    data[the_cache.dependency_key()] = _digests(py_func)
-    while len(data) > cache.MAX_ENTRIES:
-        data.pop(next(iter(data)))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """After ``py_func`` was compiled into ``the_cache`` (a ``KernelCache``): keep the
+    code digests of what it is made of in a file of its own beside the kernel, named
+    after its current key (written whole; pruned with the kernel's other files)."""
+    path = the_cache.record_path()
+    if path is None or path.exists():
+        return
     with contextlib.suppress(OSError):
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
-
-
-def _read_records(path):
-    try:
-        data = json.loads(path.read_text())
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+        folders.write_whole(path, json.dumps(_digests(py_func)).encode())
 
 
 def _recorded(dispatcher):
     """The code digests of each recorded compiled version of ``dispatcher`` (a list)."""
-    return [v for v in _read_records(_record_path(cache.dispatcher_cache(dispatcher))).values()
-            if isinstance(v, dict)]
+    out = []
+    for path in cache.dispatcher_cache(dispatcher).records():
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            out.append(data)
+    return out
 
 
 def _changes(before, now):

@@ -21,7 +21,7 @@ would leave a stale kernel. Here a kernel's key is a SHA-256 over
 - the options of the decorator (``inline``, ``forceinline``, ``error_model`` ...), the
   closure cells and default arguments;
 - a process-wide salt: Numba, llvmlite, NumPy and Python versions, and the kernels'
-  mode switches (``raytrace._numba_cache.mode_tag``), which act on code through
+  mode switches (``raytrace.jit.modes.mode_tag``), which act on code through
   module globals at import time.
 
 Keys are computed from the objects that are loaded (never re-read from the file), so a
@@ -33,7 +33,7 @@ import sys
 import types
 import weakref
 
-KEY_VERSION = "1"     # bump when the key's recipe changes
+KEY_VERSION = "2"     # bump when the key's recipe changes
 PACKAGES = ("raytrace",)
 
 _keys = weakref.WeakKeyDictionary()     # py_func -> hex key
@@ -54,9 +54,9 @@ def salt():
         import numba
         import numpy
 
-        from .. import _numba_cache
+        from . import modes
         _salt.append(f"v{KEY_VERSION}|numba {numba.__version__}|llvmlite {llvmlite.__version__}|"
-                     f"numpy {numpy.__version__}|{sys.implementation.cache_tag}|{_numba_cache.mode_tag()}")
+                     f"numpy {numpy.__version__}|{sys.implementation.cache_tag}|{modes.mode_tag()}")
     return _salt[0]
 
 
@@ -205,7 +205,7 @@ def _module_closure(module):
         for value in list(vars(mod).values()):
             target = value if isinstance(value, types.ModuleType) else sys.modules.get(
                 getattr(value, "__module__", None) or "")
-            # packages are left out: ``import raytrace._numba_setup`` binds ``raytrace``,
+            # packages are left out: ``from raytrace.jit import helper`` binds ``raytrace``,
             # whose attributes are whichever submodules happen to be imported yet
             if (target is not None and is_ours(target) and target.__name__ not in seen
                     and not hasattr(target, "__path__")):

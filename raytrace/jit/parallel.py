@@ -32,7 +32,7 @@ PLAN_FILE = "plans.pkl"
 NUMBA_FIELD = "numba version"      # plans hold Numba types: read only by the Numba that wrote them
 SHIPPED = pathlib.Path(__file__).resolve().parents[1] / "prebuilt" / PLAN_FILE
 MIN_BYTES = 6000         # stale bytecode worth starting workers for (a few seconds of compiling)
-_WORKER = "import sys, raytrace.compile.parallel as p; p.work(sys.argv[1])"
+_WORKER = "import sys, raytrace.jit.parallel as p; p.work(sys.argv[1])"
 
 
 def variant_name(root, instanced):
@@ -79,9 +79,9 @@ def describe(root):
 
 def plan_path():
     """This machine's plans, in the package's cache folder (None without one)."""
-    from .. import _numba_setup
-    folder = _numba_setup.CACHE_FOLDER
-    return None if folder is None else pathlib.Path(folder) / PLAN_FILE
+    from . import cache
+    folder = cache.store()
+    return None if folder is None else folder / PLAN_FILE
 
 
 def _read(path):
@@ -112,11 +112,9 @@ def record(root):
         entries = [(n, sigs or before.get(n, []), calls, size) for n, sigs, calls, size in entries]
         if any(sigs for _, sigs, _, _ in entries):
             data[name] = entries
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            pickle.dump(data, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
+    from . import folders
+    try:     # written whole; two processes recording at once: the last one's plan stays
+        folders.write_whole(path, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
     except OSError:
         pass
 

@@ -1,0 +1,175 @@
+"""Compile the integrator kernel in a second process while this one loads the scene.
+
+With an empty Numba cache a first render pays two compiles one after the other: the BVH
+builder (inside ``load_scene``) and the integrator kernel (inside ``render``). On a machine
+with two or more cores, :func:`start` compiles the integrator in a child process, which
+renders a one-pixel scene with an empty BVH (so it does not compile the builder too) and
+thereby fills the on-disk cache; the parent loads the scene meanwhile, then :func:`wait`\\ s
+and loads the kernel from the cache. Nothing happens when the kernel is already cached,
+with one core, or when ``RAYTRACE_NO_WARMUP`` is set.
+
+:class:`CompileNotice` tells the user while this happens: what compiles and why
+("compiling 3 kernels after edits to kernels/bsdf.py: ggx_d", "... first run here"), its
+progress and the seconds, then how long it took.
+:func:`notice_on_compile` does the same for a block that may or may not compile (a scene
+with instances compiles its own specialisation of the integrator, see
+``raytrace.accel.instances``; depth and normal images and debug views use kernels of
+their own): it listens to Numba's compile events and speaks only when one starts.
+:class:`CompileTimer` measures the compiling with the same events, so that renders report
+their compile time apart from their render time (``RenderInfo.compile_seconds``).
+"""
+import contextlib
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+from .notice import CompileNotice, CompileTimer, notice_on_compile  # noqa: F401  (the CLI's names)
+
+_CHILD = "import sys, raytrace.jit.warmup as w; w.compile_here(sys.argv[1], sys.argv[2] == '1')"
+
+
+def _kernel(integrator):
+    if integrator == "path":
+        from ..kernels.path import path_rows
+        return path_rows
+    from ..kernels.whitted import whitted_rows
+    return whitted_rows
+
+
+def _builder():
+    from ..accel import build
+    return [build._build_binary, build._plan_wide, build._emit_wide]
+
+
+def roots(integrator=None, builder=False):
+    """The kernels a render starts from (what Numba compiles, with all they call): the
+    integrator's row kernel and, with ``builder``, the BVH builder's three."""
+    out = _builder() if builder else []
+    return out + ([_kernel(integrator)] if integrator else [])
+
+
+def _dispatcher_cached(dispatcher):
+    from . import cache, plan
+    if cache.dispatcher_cache(dispatcher) is not None:
+        return not plan.stale([dispatcher])
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    index = getattr(cache_file, "_index_path", None)
+    return index is None or os.path.exists(index)
+
+
+def is_cached(integrator):
+    """True when the integrator's kernels are cached as the code is now (nothing of them
+    would compile)."""
+    return _dispatcher_cached(_kernel(integrator))
+
+
+def builder_cached():
+    """True when the BVH builder's kernels are in the on-disk cache."""
+    return all(_dispatcher_cached(f) for f in _builder())
+
+
+def _peek(scene_path):
+    """The scene file's JSON (None when it is not JSON or does not parse)."""
+    path = pathlib.Path(scene_path)
+    if path.suffix.lower() != ".json":
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError, RecursionError):      # the loader reports these properly
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def readable_json(scene_path):
+    """Whether the scene file is JSON that parses (so :func:`integrator_of` is sure)."""
+    return _peek(scene_path) is not None
+
+
+def integrator_of(scene_path, override=None):
+    """The integrator a scene file asks for (cheap peek; 'whitted' when unsure)."""
+    if override:
+        return override
+    if pathlib.Path(scene_path).suffix.lower() in (".gltf", ".glb"):
+        return "path"                       # glTF files render with the path tracer
+    try:
+        kind = (_peek(scene_path) or {}).get("integrator", {}).get("type", "whitted")
+    except AttributeError:
+        return "whitted"
+    return kind if kind in ("whitted", "path") else "whitted"
+
+
+def uses_instances(scene_path):
+    """Whether a JSON scene shows a prototype by two or more ``instance`` objects (cheap
+    peek; False when unsure): its integrator is then compiled for an accel with instance
+    levels (a prototype shown once is placed in world space)."""
+    uses = {}
+
+    def walk(objects):
+        for obj in objects if isinstance(objects, list) else ():
+            if isinstance(obj, dict):
+                if obj.get("type") == "instance":
+                    name = str(obj.get("prototype"))
+                    uses[name] = uses.get(name, 0) + 1
+                walk(obj.get("children"))
+    walk((_peek(scene_path) or {}).get("objects"))
+    return any(n >= 2 for n in uses.values())
+
+
+def start(integrator, instanced=False):
+    """Start compiling in other processes when it would help; returns the processes (a
+    list, possibly empty), or None when ``RAYTRACE_NO_WARMUP`` is set. With a recorded plan (``raytrace.compile.parallel``) the
+    integrator's stale units compile in parallel workers and the row kernel is left to
+    :func:`compile_here`; without one, one child compiles the whole integrator.
+    ``instanced``: for a scene with instances (see :func:`compile_here`)."""
+    if os.environ.get("RAYTRACE_NO_WARMUP"):
+        return None
+    if (os.cpu_count() or 1) < 2 or is_cached(integrator):
+        return []
+    from . import parallel
+    root = _kernel(integrator)
+    workers = parallel.start([(root, parallel.variant_name(root, instanced))])
+    if workers:
+        return workers
+    try:
+        return [subprocess.Popen([sys.executable, "-c", _CHILD, integrator, "1" if instanced else "0"],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)]
+    except OSError:
+        return []
+
+
+def wait(procs, timeout=300, timer=None):
+    """Wait for the processes of :func:`start`; a failed or slow one only costs the parent
+    a compile. The wait counts as compiling in ``timer`` (a :class:`CompileTimer`)."""
+    procs = [p for p in (procs if isinstance(procs, (list, tuple)) else [procs]) if p is not None]
+    if not procs:
+        return
+    deadline = time.perf_counter() + timeout
+    with timer.counting() if timer is not None else contextlib.nullcontext():
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.perf_counter()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def compile_here(integrator, instanced=False):
+    """Child side: render one pixel of a scene with an empty BVH (a plane only); with
+    ``instanced`` through an accel with (empty) instance levels, so that the kernels are
+    compiled for scenes with instances."""
+    import raytrace
+    from ..accel.instances import with_empty_instance_levels
+    scene = raytrace.load_scene({
+        "camera": {"center": [0, 1, 0], "direction": [0, -1, 0], "up": [0, 0, -1]},
+        "integrator": {"type": integrator},
+        "lights": [{"type": "directional", "direction": [0, -1, 0]}],
+        "objects": [{"type": "plane", "normal": [0, 1, 0]}],
+    })
+    if instanced:
+        scene.accel = with_empty_instance_levels(scene.accel)
+    raytrace.render(scene, width=1, height=1, spp=1)
+    from . import parallel
+    parallel.record(_kernel(integrator))        # the plan that lets the next cold start go parallel
