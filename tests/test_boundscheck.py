@@ -54,8 +54,8 @@ def test_kernels_stay_in_bounds(tmp_path):
 
 
 def test_bounds_checked_kernels_get_their_own_cache_folder(monkeypatch):
-    from raytrace import _numba_cache
+    from raytrace.jit import modes
     monkeypatch.delenv("NUMBA_BOUNDSCHECK", raising=False)
-    plain = _numba_cache.mode_tag()
+    plain = modes.mode_tag()
     monkeypatch.setenv("NUMBA_BOUNDSCHECK", "1")
-    assert _numba_cache.mode_tag() == plain + "-boundscheck"
+    assert modes.mode_tag() == plain + "-boundscheck"

@@ -1,15 +1,13 @@
 """Dependency keys (raytrace/compile/keys.py) and the cache that uses them
-(raytrace/compile/cache.py), in process: what changes a kernel's key and what does not."""
+(raytrace/jit/cache.py), in process: what changes a kernel's key and what does not."""
 import importlib
-import os
 import pathlib
 import sys
 import textwrap
 
 import pytest
 
-import raytrace._numba_setup  # noqa: F401  (the dependency-keyed cache, before any kernel)
-from raytrace.compile import cache, keys, plan
+from raytrace.jit import cache, keys, plan
 
 CONSTANTS = """
 SCALE = 2.0
@@ -130,7 +128,7 @@ def test_run_time_state_of_a_module_is_not_part_of_its_digest(package):
 KEY_AFTER_A_RENDER = """
 import sys
 import raytrace.kernels.whitted as w
-from raytrace.compile import keys
+from raytrace.jit import keys
 first = keys.function_key(w.whitted_rows.py_func)
 import raytrace
 raytrace.render(raytrace.load_scene(sys.argv[1]), width=8, height=6, spp=1)
@@ -153,57 +151,14 @@ def test_a_kernels_key_does_not_depend_on_what_the_process_did_before():
     assert first == again
 
 
-def test_the_dependency_cache_is_installed():
-    """The fence: the cache is in use with this Numba (else every edit would recompile
-    everything, and a test below would see Numba's own cache)."""
-    installed, reason = cache.status()
-    assert installed, reason
+def test_every_kernel_is_cached_by_its_dependency_key():
+    """Each of raytrace's dispatchers has its own KernelCache, whose file names carry the
+    function's current dependency key."""
     from raytrace.kernels.path import path_rows
-    assert cache.dispatcher_cache(path_rows) is not None
-
-
-def test_signatures_whose_repr_is_equal_get_their_own_data_files():
-    """A borrowed array's repr is a plain array's (kernels/borrow.py): naming data files
-    after repr(key) once made a kernel compiled for one load the other's code."""
-    import numpy as np
-    from numba import typeof
-
-    from raytrace.kernels.borrow import BorrowedArray
-    plain = typeof(np.zeros((2, 2)))
-    borrowed = BorrowedArray(plain.dtype, plain.ndim, plain.layout)
-    assert repr(plain) == repr(borrowed)
-    magic = ("triple", "cpu", "")
-    dep = ("dependency key", "0" * 64)
-    assert cache._key_digest(((plain,), magic, dep)) != cache._key_digest(((borrowed,), magic, dep))
-
-
-def test_a_function_keeps_its_most_recently_used_keys(tmp_path):
-    paths = []
-    for k in range(cache.MAX_ENTRIES + 3):
-        path = tmp_path / f"{k}.nbi"
-        path.write_bytes(b"x")
-        os.utime(path, ns=(k * 10**9, k * 10**9))
-        paths.append(str(path))
-    old = cache._oldest_files(paths, cache.MAX_ENTRIES)
-    assert sorted(pathlib.Path(p).stem for p in old) == ["0", "1", "2"]
-
-
-def test_an_index_naming_a_type_this_code_lacks_counts_as_empty(tmp_path):
-    """Checkouts share the cache's subfolders: an index written by another version may
-    name a type this one does not have; it is skipped, not raised."""
-    import pickle
-
-    import numba
-    from raytrace.kernels.path import path_rows
-    index_file = cache.dispatcher_cache(path_rows)._cache_file
-    bad = tmp_path / "x.nbi"
-    with open(bad, "wb") as f:
-        pickle.dump(numba.__version__, f)
-        f.write(b"\x80\x05\x8c\x0fraytrace.layout\x94\x8c\x0cNoSuchRecord\x94\x93\x94.")
-    assert index_file._read(str(bad)) == {}
-    good = tmp_path / "y.nbi"
-    index_file._write(str(good), {("sig",): "y.nbc"})
-    assert index_file._read(str(good)) == {("sig",): "y.nbc"}
+    the_cache = cache.dispatcher_cache(path_rows)
+    assert the_cache is not None
+    dep = keys.function_key(path_rows.py_func)
+    assert the_cache.file_name(dep, ("t", "c", ""), ()).startswith(f"path.path_rows.{dep[:16]}.")
 
 
 def test_the_plan_names_what_an_edit_made_stale():
@@ -224,7 +179,7 @@ def test_the_plan_names_what_an_edit_made_stale():
 
 
 def test_the_parallel_schedule_keeps_callers_with_callees_and_balances_sizes():
-    from raytrace.compile import parallel
+    from raytrace.jit import parallel
     entries = [("a", [], [], 100), ("b", [], ["a"], 50), ("c", [], [], 120), ("d", [], [], 30),
                ("e", [], ["d"], 10), ("f", [], [], 5)]
     shares = parallel.schedule(entries, {"a", "b", "c", "d", "e"}, workers=2)

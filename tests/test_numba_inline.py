@@ -1,6 +1,7 @@
-"""The fast inliner (``raytrace._numba_inline``): applied, once per function, same results.
+"""The fast inliner (``raytrace/jit/inline.py``): used by raytrace's dispatchers (their
+``pipeline_class``), once per function, same results; never by anyone else's.
 
-Each check runs in a fresh Python process: the inliner is a process-wide change of Numba.
+Each check runs in a fresh Python process (the inliner keeps IR for the process's life).
 The nested tree below has 3 inline levels and 9 inline call sites but 4 distinct inlined
 functions; Numba's own inliner runs an untyped pipeline per transitive call site, ours once
 per function.
@@ -16,9 +17,10 @@ import pytest
 TREE = textwrap.dedent("""
     import json, sys, warnings
     warnings.simplefilter("error", RuntimeWarning) if MODE == "strict" else None
-    import raytrace.shapes                            # a kernel module: installs the fast inliner
-    from raytrace import _numba_inline as ni
+    from raytrace.jit import inline as ni
     from numba import njit
+    pipeline = ni.pipeline_class()                    # None where not used (switched off, unchecked Numba)
+    ours = {"pipeline_class": pipeline} if pipeline else {}
 
     @njit(inline="always")
     def leaf(x):
@@ -43,12 +45,14 @@ TREE = textwrap.dedent("""
     def top(x):
         return mid(x, 2.0) - scaled(x) + leaf(x)
 
-    @njit
-    def caller(n):
+    def caller_py(n):
         total = 0.0
         for i in range(n):
             total += top(i * 0.25) + mid(i * 0.5, 1.0)
         return total
+
+    caller = njit(**ours)(caller_py)                  # as raytrace's roles declare a kernel
+    users_caller = njit(caller_py)                    # a user's own function: Numba's pipeline
 
     def py_leaf(x):
         return x * 0.5 if x > 1.0 else x + 1.0
@@ -62,8 +66,10 @@ TREE = textwrap.dedent("""
                    + py_mid(i * 0.5, 1.0) for i in range(n))
 
     value = caller(37)
-    print(json.dumps({"status": list(ni.status()), "runs": ni.pipeline_runs(),
-                      "value": value, "expected": py_caller(37)}))
+    runs = ni.pipeline_runs()
+    users_value = users_caller(37)
+    print(json.dumps({"status": list(ni.status()), "runs": runs, "runs_after_user": ni.pipeline_runs(),
+                      "value": value, "users_value": users_value, "expected": py_caller(37)}))
 """)
 
 
@@ -86,6 +92,14 @@ def test_fast_inliner_is_applied_and_builds_each_function_once(tmp_path):
     assert result["value"] == pytest.approx(result["expected"], rel=1e-12)
 
 
+def test_a_users_own_function_keeps_numbas_inliner(tmp_path):
+    """The user's dispatcher, compiled after raytrace's in the same process, ran none of
+    the fast inliner's pipelines (negative control: raytrace's own caller ran four)."""
+    result, _ = run_tree(tmp_path)
+    assert result["runs"] == 4 and result["runs_after_user"] == 4
+    assert result["users_value"] == result["value"]
+
+
 def test_same_result_as_numbas_own_inliner(tmp_path):
     fast, _ = run_tree(tmp_path / "fast")
     own, _ = run_tree(tmp_path / "own", RAYTRACE_FAST_INLINE="0")
@@ -95,41 +109,35 @@ def test_same_result_as_numbas_own_inliner(tmp_path):
 
 
 def test_unknown_numba_source_falls_back_with_a_warning(tmp_path):
-    """A Numba whose inliner changed gets its own inliner back, and says so."""
+    """A Numba whose inliner changed: raytrace's kernels get Numba's own pipeline, and
+    this is said once."""
     script = tmp_path / "fallback.py"
     script.write_text(textwrap.dedent("""
-        import importlib.util, json, pathlib, warnings
-        # the module alone: importing the raytrace package would install the inliner first
-        package = importlib.util.find_spec("raytrace").submodule_search_locations[0]
-        spec = importlib.util.spec_from_file_location(
-            "inline_copy", pathlib.Path(package) / "_numba_inline.py")
-        ni = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(ni)
+        import json, warnings
+        from raytrace.jit import inline as ni
         ni.KNOWN_SOURCES.clear()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            installed, reason = ni.install()
-        from numba import njit
-        @njit(inline="always")
-        def f(x):
-            return x + 1
-        @njit
-        def g(x):
-            return f(x) * f(x + 1)
-        print(json.dumps([installed, reason, [str(w.message) for w in caught], g(3)]))
+            first = ni.pipeline_class()
+            second = ni.pipeline_class()
+        used, reason = ni.status()
+        from raytrace.kernels.bsdf import ggx_d
+        print(json.dumps([first, second, used, reason, [str(w.message) for w in caught],
+                          ggx_d._compiler.pipeline_class.__name__, ggx_d(0.5, 0.0, 0.0, 1.0)]))
     """))
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                          timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    installed, reason, warned, value = json.loads(out.stdout.strip().splitlines()[-1])
-    assert installed is False and "differs" in reason
-    assert any("fast inlining not used" in w for w in warned), warned
-    assert value == 20
+    first, second, used, reason, warned, pipeline, value = json.loads(out.stdout.strip().splitlines()[-1])
+    assert first is None and second is None and used is False and "differs" in reason
+    assert sum("fast inlining not used" in w for w in warned) == 1, warned
+    assert pipeline == "Compiler"                     # Numba's own
+    assert value == pytest.approx(1.0 / (3.141592653589793 * 0.25))
 
 
 def test_known_source_digest_matches_this_numba():
     """Fails when the installed Numba's inliner is not one whose source was checked: then
     read ``numba/core/inline_closurecall.py`` against ``_splice`` and add the digest."""
-    from raytrace import _numba_inline as ni
+    from raytrace.jit import inline as ni
     assert ni.numba_source_digest() in ni.KNOWN_SOURCES

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from raytrace import _numba_cache
+from raytrace.jit import modes
 from raytrace.accel import simd
 from raytrace.accel.build import BLOCK, CHILD_ROW, ID_ROW, NODE_ROWS, TRI_ROWS, WIDTH
 from raytrace.accel.lowlevel import data_ptr
@@ -689,7 +689,8 @@ CACHE_STATS = """
             if isinstance(obj, Dispatcher) and obj.signatures:
                 hits += sum(obj.stats.cache_hits.values())
                 misses += sum(obj.stats.cache_misses.values())
-    print(json.dumps([numba.config.CACHE_DIR, simd.simd_in_use(), hits, misses,
+    from raytrace.jit import cache
+    print(json.dumps([str(cache.store()), simd.simd_in_use(), hits, misses,
                       raytrace.__file__]))
     """
 
@@ -713,7 +714,7 @@ def test_cache_folders_keep_simd_and_loops_apart(tmp_path):
     assert origin == str(source / "raytrace" / "__init__.py")
     assert on and simd_dir.endswith("-simd-borrow") and misses > 0
     simd_files = _files(simd_dir)
-    assert any(name.endswith(".nbc") for name in simd_files)
+    assert any(name.endswith(".nbk") for name in simd_files)
     # forced loops: nothing loaded from the SIMD kernels' cache
     loops_dir, on, hits, misses, _ = run(RAYTRACE_SIMD="0")
     assert not on and loops_dir.endswith("-nosimd-borrow")
@@ -741,66 +742,23 @@ def test_mode_tag_names_the_switches(monkeypatch, simd_value, borrow_value, tag)
             monkeypatch.delenv(name, raising=False)
         else:
             monkeypatch.setenv(name, value)
-    assert _numba_cache.mode_tag() == tag
+    assert modes.mode_tag() == tag
 
 
 def test_unknown_switch_value_warns_and_counts_as_on(monkeypatch):
     monkeypatch.setenv("RAYTRACE_SIMD", "fast")
     with pytest.warns(RuntimeWarning, match="RAYTRACE_SIMD='fast' not understood"):
-        assert _numba_cache.switch_on("RAYTRACE_SIMD")
+        assert modes.switch_on("RAYTRACE_SIMD")
 
 
-def test_configure_names_the_folder_after_mode_and_not_source(tmp_path, monkeypatch):
-    """With the dependency-keyed cache (``raytrace/compile/cache.py``) the folder is named
-    after the key version and the switches only: an edit keeps it (each kernel is found
-    by its own key)."""
-    import numba
-
-    from raytrace.compile.keys import KEY_VERSION
-
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "a.py").write_text("from numba import njit\nx = 1\n")
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
-    monkeypatch.delenv("RAYTRACE_BORROW", raising=False)
-    monkeypatch.setenv("RAYTRACE_SIMD", "0")
-    loops = _numba_cache.configure(pkg)
-    monkeypatch.setenv("RAYTRACE_SIMD", "1")
-    with_simd = _numba_cache.configure(pkg)
-    (pkg / "a.py").write_text("from numba import njit\nx = 2\n")
-    edited = _numba_cache.configure(pkg)
-    assert loops.name == f"raytrace-deps{KEY_VERSION}-nosimd-borrow"
-    assert with_simd.name == edited.name == f"raytrace-deps{KEY_VERSION}-simd-borrow"
-    assert numba.config.CACHE_DIR == str(edited)
-
-
-def test_configure_without_dependency_keys_names_the_folder_after_source_and_mode(tmp_path, monkeypatch):
-    """The fallback (Numba's own cache, which would not see an edited callee in another
-    file): one folder per hash of every kernel source."""
-    import numba
-
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "a.py").write_text("from numba import njit\nx = 1\n")
-    (pkg / "cli.py").write_text("print('no kernels here')\n")
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
-    monkeypatch.delenv("RAYTRACE_BORROW", raising=False)
-    monkeypatch.setenv("RAYTRACE_SIMD", "0")
-    loops = _numba_cache.configure(pkg, dependency_keyed=False)
-    monkeypatch.setenv("RAYTRACE_SIMD", "1")
-    with_simd = _numba_cache.configure(pkg, dependency_keyed=False)
-    (pkg / "cli.py").write_text("print('still no kernels')\n")
-    cli_edited = _numba_cache.configure(pkg, dependency_keyed=False)
-    (pkg / "a.py").write_text("from numba import njit\nx = 2\n")
-    edited = _numba_cache.configure(pkg, dependency_keyed=False)
-    h = _numba_cache.source_hash
-    assert cli_edited == with_simd          # pure-Python edits keep the compiled kernels
-    assert loops.name.endswith("-nosimd-borrow") and with_simd.name.endswith("-simd-borrow")
-    assert loops.name.split("-")[1] == with_simd.name.split("-")[1] != edited.name.split("-")[1]
-    assert edited.name == f"raytrace-{h(pkg)}-simd-borrow"
-    assert numba.config.CACHE_DIR == str(edited)
+def test_the_switches_are_part_of_every_key_and_of_the_cache_folder():
+    """A kernel compiled with one mode is never loaded for the other: the mode tag is in
+    every dependency key's salt and names the cache folder (``raytrace/jit/cache.py``)."""
+    from raytrace.jit import cache, keys
+    tag = modes.mode_tag()
+    assert keys.salt().endswith("|" + tag)
+    if cache.store() is not None:
+        assert cache.store().name == f"kernels-{tag}"
 
 
 # ---------------------------------------------------------------- opaque pointers

@@ -3,8 +3,8 @@ at once), and Ctrl-C at any moment of startup exits 130 with one line, no traceb
 no file written.
 
 The lazy imports: ``userio/lazy.py`` (packages), the CLIs' heavy imports inside
-``userio.cli.run``; Numba's cache set up by each kernel module (``raytrace/_numba_setup.py``,
-``userio.numba_cache.KernelCacheScope``)."""
+``userio.cli.run``; kernels declared and cached by ``raytrace/jit/`` (the libraries use
+Numba's own cache)."""
 import json
 import pathlib
 import subprocess

@@ -59,13 +59,17 @@ def test_libraries_never_import_raytrace(lib):
         assert not bad, f"{path.relative_to(REPO)} imports {bad}"
 
 
+ROLES = ("helper", "unit", "row_kernel", "kernel", "intrinsic")
+
+
 def _jitted_functions():
-    """(file, name, lines) of every function decorated with njit / intrinsic in raytrace."""
+    """(file, name, lines) of every function declared by a role of ``raytrace.jit`` or as
+    an intrinsic in raytrace."""
     out = []
     for path in sorted(RAYTRACE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef) and any(
-                    "njit" in ast.unparse(d) or "intrinsic" in ast.unparse(d) for d in node.decorator_list):
+                    ast.unparse(d).split("(")[0] in ROLES for d in node.decorator_list):
                 out.append((path.relative_to(REPO), node.name, node.end_lineno - node.lineno + 1))
     return out
 
@@ -80,7 +84,7 @@ def test_no_kernel_function_is_longer_than_a_screen():
 def test_the_length_check_sees_long_functions(tmp_path, monkeypatch):
     """Negative control: a long jitted function in the tree is reported."""
     body = "\n".join(f"    x{i} = {i}" for i in range(MAX_KERNEL_LINES + 5))
-    src = f"from numba import njit\n\n@njit(cache=True)\ndef long_kernel():\n{body}\n    return 0\n"
+    src = f"from raytrace.jit import helper\n\n@helper\ndef long_kernel():\n{body}\n    return 0\n"
     fake = tmp_path / "raytrace"
     fake.mkdir()
     (fake / "k.py").write_text(src)
@@ -106,47 +110,40 @@ def _uses_numba(module):
     return module.split(".")[0] in ("numba", "llvmlite")
 
 
-@pytest.mark.parametrize("path", [p for p in sorted(RAYTRACE.rglob("*.py"))
-                                  if any(_uses_numba(m) for _, m in _top_level_imports(p))
-                                  and p.name not in ("_numba_setup.py", "_numba_inline.py", "_numba_cache.py")],
+def jit_violations(path):
+    """What in ``path`` declares or configures compiling outside ``raytrace/jit/``: a
+    call or import of ``njit``/``jit``, an assignment to Numba's config or classes."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module == "numba":
+            found += [f"imports numba.{a.name}" for a in node.names if a.name in ("njit", "jit", "generated_jit")]
+        elif isinstance(node, ast.Attribute) and node.attr in ("njit", "jit") and \
+                isinstance(node.value, ast.Name) and node.value.id == "numba":
+            found.append(f"uses numba.{node.attr}")
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                text = ast.unparse(target)
+                if text.startswith(("numba.", "config.CACHE", "config.CPU", "dispatcher.", "InlineWorker.")):
+                    found.append(f"assigns {text}")
+    return found
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(RAYTRACE.rglob("*.py")) if "jit" not in p.parts],
                          ids=lambda p: str(p.relative_to(RAYTRACE)))
-def test_raytrace_kernel_modules_set_up_numba_first(path):
-    """``import raytrace`` is lazy (``--help`` imports no Numba), so each module that
-    imports Numba must choose the cache folder itself before its kernels are decorated."""
-    imports = _top_level_imports(path)
-    first_numba = min(line for line, m in imports if _uses_numba(m))
-    setup = [line for line, m in imports if m == "raytrace._numba_setup"]
-    assert setup and setup[0] < first_numba, f"{path.name}: import raytrace._numba_setup before Numba"
+def test_kernels_are_declared_by_role_and_nothing_configures_numba(path):
+    """Every kernel is declared through ``raytrace.jit``'s roles (its cache and pipeline
+    are set per dispatcher there); nothing outside ``raytrace/jit/`` touches Numba's
+    config or classes."""
+    assert jit_violations(path) == []
 
 
-def _njit_lines(tree):
-    return [node.lineno for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef,))
-            and any("njit" in ast.unparse(d) for d in node.decorator_list)]
-
-
-@pytest.mark.parametrize("path", [p for lib in ("curves", "skinning", "particles")
-                                  for p in sorted((REPO / lib).glob("*.py")) if "@njit" in p.read_text()],
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_library_kernel_modules_scope_their_cache_folder(path):
-    """A library's kernels cache into its own folder however the module is first imported:
-    a KernelCacheScope opened before the first ``@njit`` and closed at the end."""
-    tree = ast.parse(path.read_text())
-    opened = [n.lineno for n in tree.body if isinstance(n, ast.Assign)
-              and "KernelCacheScope(" in ast.unparse(n.value)]
-    assert opened and opened[0] < min(_njit_lines(tree)), path.name
-    last = tree.body[-1]
-    assert isinstance(last, ast.Expr) and ast.unparse(last) == "_cache.close()", path.name
-
-
-def test_the_fences_see_a_module_that_does_not_set_up(tmp_path, monkeypatch):
-    """Negative control for the two checks above."""
+def test_the_role_check_sees_a_hand_written_njit(tmp_path):
+    """Negative control for the check above."""
     bad = tmp_path / "bad.py"
-    bad.write_text("import numpy as np\nfrom numba import njit\nimport raytrace._numba_setup\n\n\n"
-                   "@njit(cache=True)\ndef f(x):\n    return x\n")
-    with pytest.raises(AssertionError):
-        test_raytrace_kernel_modules_set_up_numba_first(bad)
-    with pytest.raises(AssertionError):
-        test_library_kernel_modules_scope_their_cache_folder(bad)
+    bad.write_text("import numba\nfrom numba import njit\n\n\n@njit(cache=True)\ndef f(x):\n    return x\n\n\n"
+                   "numba.config.CACHE_DIR = '/tmp'\ng = numba.njit(f)\n")
+    assert jit_violations(bad) == ["imports numba.njit", "assigns numba.config.CACHE_DIR", "uses numba.njit"]
 
 
 # ------------------------------------------------------------- the user's test command

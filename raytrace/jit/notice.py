@@ -191,8 +191,9 @@ class CompileNotice:
             def on_end(self, ev):
                 d = ev.data.get("dispatcher")
                 t0 = notice._starts.pop(id(d), None)
-                if t0 is not None and (id(d) in notice._stale or not notice._stale):
-                    from . import plan
+                from . import cache, plan
+                if t0 is not None and cache.dispatcher_cache(d) is not None and (
+                        id(d) in notice._stale or not notice._stale):
                     label = notice._stale.get(id(d)) or plan.name(d)
                     notice._finished(d, label, time.perf_counter() - t0)
         self._listener = _Progress()
