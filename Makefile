@@ -32,6 +32,20 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-run
 	$(call INSTALL,-e '$(TEST_EXTRAS)')
 	touch $@
 
+OLDEST_NUMBA := numba==0.61.2 llvmlite==0.44.0
+OLDEST := .venv-oldest-numba
+KERNEL_TESTS := tests/test_jit_cache.py tests/test_jit_isolation.py tests/test_numba_inline.py \
+	tests/test_compile_cache.py tests/test_compile_keys.py tests/test_borrow.py tests/test_simd.py \
+	tests/test_regression.py tests/test_path_integrator.py tests/test_media_closed_forms.py \
+	tests/test_bsdf.py tests/test_shading.py tests/test_curves.py tests/test_skinning.py \
+	tests/test_particles_integrators.py
+$(OLDEST)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(OLDEST)
+	$(OLDEST)/bin/pip install -q uv || true
+	$(OLDEST)/bin/uv pip install -q --python $(OLDEST)/bin/python $(OLDEST_NUMBA) -e '.[reference,test]' || \
+	  { echo "uv unavailable: installing with pip"; $(OLDEST)/bin/pip install -q --no-compile $(OLDEST_NUMBA) -e '.[reference,test]'; }
+	touch $@
+
 render: $(VENV)/.installed-run
 	$(BIN)/raytrace render scenes/showcase.json -o renders/showcase.png
 
@@ -49,8 +63,13 @@ prebuilt: $(VENV)/.installed-run
 # commands' do (~/.cache/raytrace-numba, or $NUMBA_CACHE_DIR), so neither compiles for the
 # other. Nothing outside the checkout and that cache is changed: a test that needs a system
 # tool (the HTML report's browser test: chromium) skips with the reason where it is missing.
-test: $(VENV)/.installed-test
+#
+# Then the kernels' tests again in a second environment with the oldest Numba and llvmlite
+# pyproject.toml allows (OLDEST_NUMBA: its lower bounds, checked by tests/test_structure.py),
+# so both ends of the allowed range are tested; its own .venv-oldest-numba.
+test: $(VENV)/.installed-test $(OLDEST)/.installed
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(OLDEST)/bin/python -m pytest -q -n auto --dist loadfile $(KERNEL_TESTS)
 
 # 15 minutes to over an hour; reports go to benchmarks/output/ (ignored). To update the committed
 # benchmarks/RESULTS.md: .venv/bin/python benchmarks/run_all.py --record
@@ -58,4 +77,4 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) tests/output benchmarks/output
+	rm -rf $(VENV) $(OLDEST) tests/output benchmarks/output

@@ -89,7 +89,7 @@ def main():
     if failed:
         print(f"{failed} step(s) failed: no bundle written")
         return 1
-    plans = list(cache.glob("raytrace-numba/kernels-*/plans.pkl"))       # the compile plans (types, not code)
+    plans = list(cache.glob("raytrace-numba/kernels-*/plans-*.pkl"))       # the compile plans (types, not code)
     if plans:
         shutil.copyfile(plans[0], REPO / "raytrace" / "prebuilt" / "plans.pkl")
         print("raytrace/prebuilt/plans.pkl: the compile plan of both integrators (raytrace/jit/parallel.py)")

@@ -125,10 +125,11 @@ def test_switch_off_makes_borrow_the_identity(tmp_path):
     out, err = run_fresh("""
         import json, sys
         sys.path.insert(0, "tests")
-        import raytrace, numba
+        import raytrace
         from test_borrow import small_kernel_counts
+        from raytrace.jit import cache
         from raytrace.kernels.borrow import borrow_in_use
-        print(json.dumps([borrow_in_use(), numba.config.CACHE_DIR, *small_kernel_counts()]))
+        print(json.dumps([borrow_in_use(), str(cache.store()), *small_kernel_counts()]))
         """, tmp_path, RAYTRACE_BORROW="0")
     in_use, cache_dir, with_borrow, with_identity, got_b, got_i, python = out
     assert not in_use

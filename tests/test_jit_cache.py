@@ -231,3 +231,39 @@ def test_a_planted_cache_folder_is_never_loaded_from(tmp_path):
         os.chown(path, os.getuid(), os.getgid())
     ours, _ = probe(tmp_path, env_extra={"TMPDIR": str(tmp)})
     assert ours["store"] == str(planted / "kernels-simd-borrow")
+
+
+# ------------------------------------------------------------------ never silent
+def test_off_a_terminal_each_kernel_compiled_gets_a_line(tmp_path):
+    """``raytrace render`` with stderr a pipe (a log, CI, an IDE): after an edit of
+    ``ggx_d`` the notice names the edit, then prints one line per kernel compiled with
+    its seconds, then the total (nothing silent for the seconds it compiles). The
+    negative control is the same render again: nothing compiles, nothing is said."""
+    import shutil
+    import time
+    root = tmp_path / "src"
+    for package in ("raytrace", "userio"):
+        shutil.copytree(REPO / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+    bsdf = root / "raytrace" / "kernels" / "bsdf.py"
+    ggx = "    return 1.0 / (math.pi * a2 * t * t)\n"
+    text = bsdf.read_text()
+    assert ggx in text
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAYTRACE_", "NUMBA_"))}
+    env.update(PYTHONPATH=str(root), RAYTRACE_NO_WARMUP="1")
+    command = [sys.executable, "-m", "raytrace", "render", str(REPO / "scenes" / "cornell_box.json"),
+               "--size", "16", "16", "--spp", "1", "-o", str(tmp_path / "out.png")]
+    first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    assert first.returncode == 0, first.stderr[-3000:]     # (compiled or loaded: the code before the edit)
+    bsdf.write_text(text.replace(ggx, f"    _edit = {time.time_ns()}\n{ggx}"))
+    r = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stderr.splitlines()
+    assert any("after edits to kernels/bsdf.py: ggx_d" in line for line in lines), r.stderr
+    done = [line for line in lines if line.startswith("raytrace: [")]
+    assert any("kernels/path.py: path_rows" in line for line in done), r.stderr
+    total = int(done[0].split("/")[1].split("]")[0])
+    assert len(done) == total >= 2, r.stderr
+    assert all(line.endswith(" s") for line in done)
+    assert any("compiled in" in line for line in lines)
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0 and "compil" not in again.stderr, again.stderr

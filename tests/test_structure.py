@@ -179,3 +179,35 @@ def test_the_recipe_reader_sees_a_system_install(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
     with pytest.raises(AssertionError):
         test_make_test_changes_nothing_outside_the_checkout()
+
+
+# ------------------------------------------------------------- the Numba range tested
+def _lower_bounds(pyproject_text):
+    """{package: lowest version} of numba and llvmlite in pyproject.toml's dependencies."""
+    import re
+    return dict(re.findall(r'"(numba|llvmlite)>=([0-9.]+),', pyproject_text))
+
+
+def _oldest_pins(makefile_text):
+    import re
+    line = next(line for line in makefile_text.splitlines() if line.startswith("OLDEST_NUMBA"))
+    return dict(re.findall(r"(numba|llvmlite)==([0-9.]+)", line))
+
+
+def test_make_test_runs_the_kernels_on_the_oldest_numba_allowed():
+    """``make test``'s second environment pins exactly pyproject.toml's lower bounds, and
+    runs test files that exist."""
+    bounds = _lower_bounds((REPO / "pyproject.toml").read_text())
+    assert set(bounds) == {"numba", "llvmlite"}
+    assert _oldest_pins((REPO / "Makefile").read_text()) == bounds
+    recipe = _make_recipe("test")
+    assert any("$(OLDEST)/bin/python -m pytest" in line and "$(KERNEL_TESTS)" in line for line in recipe)
+    text = (REPO / "Makefile").read_text()
+    listed = text.split("KERNEL_TESTS :=", 1)[1].split("\n$(OLDEST)", 1)[0].replace("\\", " ").split()
+    assert len(listed) > 10 and all((REPO / name).is_file() for name in listed), listed
+
+
+def test_the_pin_check_sees_a_mismatch():
+    """Negative control: a Makefile pinning another Numba than the lower bound."""
+    bounds = _lower_bounds('"numba>=0.61.2,<0.69", "llvmlite>=0.44.0,<0.51"')
+    assert _oldest_pins("OLDEST_NUMBA := numba==0.60.0 llvmlite==0.44.0\n") != bounds

@@ -79,9 +79,11 @@ def describe(root):
 
 def plan_path():
     """This machine's plans, in the package's cache folder (None without one)."""
+    import numba
+
     from . import cache
-    folder = cache.store()
-    return None if folder is None else folder / PLAN_FILE
+    folder = cache.store()       # one file per Numba (plans hold its types): environments share the folder
+    return None if folder is None else folder / f"plans-{numba.__version__}.pkl"
 
 
 def _read(path):

@@ -434,32 +434,41 @@ class Session:
         self._set(message="")
 
     def _compiling(self, done):
-        """Numba started compiling: say what and why (``raytrace.jit.plan``), then tick
-        the progress in ``message`` until the work of this generation is ``done``."""
-        from ..jit import warmup
-        from ..jit import plan
+        """Numba started compiling: the compile notice (``raytrace.jit.notice``: what and
+        why, then one line per kernel compiled with its seconds), each line shown in the
+        page's ``message`` and said in the terminal, until the work of this generation is
+        ``done``."""
+        from ..jit import notice, warmup
         roots = warmup.roots(builder=True)
         try:
             if self._scene is not None:
                 from ..renderer import resolve_settings
                 roots = warmup.roots(resolve_settings(self._scene, self.overrides)["integrator"], builder=True)
-            found = plan.explain(roots)
         except Exception:     # noqa: BLE001 - only the wording depends on it
-            found = plan.Plan([], [], False)
-        text = found.describe() or "compiling kernels"
-        self._say(text + "...")
-        self._set(message=text + "...")
-        timer, t0, pending = self._timer, time.perf_counter(), list(found.stale)
+            pass
+        session = self
 
-        def tick():
-            nonlocal pending
-            while not done.wait(0.5):
-                if timer is None or not timer.compiling:
-                    continue
-                pending = [d for d in pending if not plan.compiled(d)]
-                count = f" [{len(found.stale) - len(pending)}/{len(found.stale)}]" if found.stale else ""
-                self._set(message=f"{text}{count} {time.perf_counter() - t0:.0f} s")
-        threading.Thread(target=tick, name="raytrace-view-compiling", daemon=True).start()
+        class _Lines:
+            """The notice's stream: each line to the terminal, and to the page while the
+            generation works (its closing line only to the terminal)."""
+
+            def write(self, text):
+                line = text.strip().removeprefix("raytrace: ")
+                if line:
+                    session._say(line)
+                    if not done.is_set():
+                        session._set(message=line)
+
+            def flush(self):
+                pass
+
+            def isatty(self):
+                return False
+
+        shown = notice.CompileNotice(True, stream=_Lines(), timer=self._timer, roots=roots)
+        shown.begin(forced=False)
+        threading.Thread(target=lambda: (done.wait(), shown.finish()), name="raytrace-view-compiling",
+                         daemon=True).start()
 
     def _publish(self, generation, image, **fields):
         with self._cond:
