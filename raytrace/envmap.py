@@ -19,8 +19,14 @@ Files: ``.exr`` (linear float RGB, or one grey channel), ``.hdr`` (Radiance RGBE
 run-length encoded scanlines; values ``m 2^(e - 136)``, as Mitsuba and OpenImageIO
 decode them; an ``EXPOSURE`` line is ignored, as they do), ``.png`` / ``.jpg`` (8 or 16
 bit, decoded from sRGB to linear). Every value must be finite and not negative; a map
-has at least 2 x 3 texels (Mitsuba's minimum) and at most
-``userio.limits.MAX_IMAGE_PIXELS``, checked on the header before decoding.
+has at least 2 x 3 texels (Mitsuba's minimum) and at most :data:`MAX_TEXELS` (2^25:
+8192 x 4096), checked on the header before decoding.
+
+Memory: reading a map and building its sampling tables
+(``scene.emitters.build_environment``) takes at most :data:`BYTES_PER_TEXEL` bytes a
+texel at its peak (the float32 texels, 12 bytes, and the tables, 32, stay for the
+render), 1.5 GiB for a map at the limit; the decoders and the tables work a band of rows
+at a time, so that no float64 copy of the whole image is made.
 :func:`hdr_bytes` writes Radiance files (flat or run-length encoded).
 """
 import math
@@ -35,50 +41,63 @@ from .errors import SceneError
 INV_2PI = 0.5 / math.pi
 INV_PI = 1.0 / math.pi
 MIN_WIDTH, MIN_HEIGHT = 2, 3             # Mitsuba's envmap refuses smaller maps
-BYTES_PER_TEXEL = 64                    # texels (float32 RGB) and the sampling tables (4 float64)
+MAX_TEXELS = 1 << 25                    # a lat-long map: 8192 x 4096, the largest common HDRI
+BYTES_PER_TEXEL = 48                    # peak while read and tabled: texels (12), tables (32), the rest
+BAND_VALUES = 1 << 20                   # values a decoder converts at a time
 FORMATS = (".exr", ".hdr", ".png", ".jpg", ".jpeg")
 
 
 # ----------------------------------------------------------------------- reading images
-def read_environment_image(path, where, what="environment map"):
+def read_environment_image(path, where, what="environment map", limit=None):
     """Read an environment image -> (H, W, 3) float32 linear radiance, every value finite
-    and >= 0. ``where``: the scene field named in errors (SceneError)."""
+    and >= 0. ``where``: the scene field named in errors (SceneError). ``limit``: the
+    most texels (default :data:`userio.limits.MAX_IMAGE_PIXELS`; a lat-long map's is
+    :data:`MAX_TEXELS`), checked on the header before any pixel is decoded, with
+    :data:`BYTES_PER_TEXEL` for each against the machine's memory."""
+    from userio.limits import MAX_IMAGE_PIXELS
+    limit = MAX_IMAGE_PIXELS if limit is None else limit
     path = pathlib.Path(path)
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise SceneError(where, f"{what} {path}: unknown image format {path.suffix!r} "
                                 f"(use {', '.join(FORMATS)})")
-    if not path.is_file():
-        raise SceneError(where, f"{what} file not found: {path}")
+    from userio.files import check_regular_file
+    check_regular_file(path, what, where, error=SceneError)
     if suffix == ".hdr":
-        img = read_hdr(path, where, what)
+        img = read_hdr(path, where, what, limit)
     elif suffix == ".exr":
-        img = _read_exr_rgb(path, where, what)
+        img = _read_exr_rgb(path, where, what, limit)
     else:
         from .image import read_rgb_image
-        img = read_rgb_image(path, where, what)
+        img = read_rgb_image(path, where, what, limit=limit, bytes_per_pixel=BYTES_PER_TEXEL)
     check_radiance(img, path, where, what)
     return np.ascontiguousarray(img, np.float32)
 
 
 def check_radiance(img, path, where, what="environment map"):
-    """Refuse NaN, infinite and negative values, naming the first such texel."""
-    bad = ~np.isfinite(img) | (img < 0)
-    if bad.any():
+    """Refuse NaN, infinite and negative values, naming the first such texel (a band of
+    rows at a time)."""
+    band = max(1, BAND_VALUES // max(1, img.shape[1] * img.shape[2]))
+    for r0 in range(0, img.shape[0], band):
+        part = img[r0:r0 + band]
+        bad = ~np.isfinite(part) | (part < 0)
+        if not bad.any():
+            continue
         r, c, k = (int(x) for x in np.argwhere(bad)[0])
+        r += r0
         value = float(img[r, c, k])
         kind = "not finite" if not math.isfinite(value) else "negative"
         raise SceneError(where, f"{what} {path}: texel (row {r}, column {c}) channel "
                                 f"{'RGB'[k]} is {kind} ({value:g}); radiance must be finite and >= 0")
 
 
-def _read_exr_rgb(path, where, what):
+def _read_exr_rgb(path, where, what, limit=None):
     from .film.exr import read_exr
 
     def error(field, message, file=None):
         return SceneError(where, f"{what} {path}: {message}" + (f" ({field})" if field else ""))
 
-    layers, _ = read_exr(path, error=error)
+    layers, _ = read_exr(path, error=error, limit=limit, bytes_per_pixel=BYTES_PER_TEXEL)
     if "color" in layers and np.ndim(layers["color"]) == 3:
         img = layers["color"]
     elif len(layers) == 1 and np.ndim(next(iter(layers.values()))) == 2:
@@ -97,13 +116,27 @@ _ERRORS = {1: "truncated (the file ends inside the pixel data)",
            3: "a run-length encoded scanline declares another width"}
 
 
-def read_hdr(path, where, what="environment map"):
-    """A Radiance ``.hdr`` (RGBE) file -> (H, W, 3) float32. The header is checked (and the
-    size against the limits) before any pixel is decoded."""
-    from userio.limits import check_image_size
+def hdr_max_bytes(width, height):
+    """The most bytes the pixels of a ``width`` x ``height`` Radiance image can take: a
+    new-style run-length encoded scanline takes at most 4 + 8 W bytes (every byte a
+    literal run of one), an old-style one at most 20 W (a repeat code of 0 before each of
+    its pixels, four of them at most); a flat one 4 W."""
+    return height * (4 + 20 * width)
 
-    data = pathlib.Path(path).read_bytes()
-    end = data.find(b"\n\n", 0, _HEADER_MAX)
+
+def read_hdr(path, where, what="environment map", limit=None):
+    """A Radiance ``.hdr`` (RGBE) file -> (H, W, 3) float32. The header is checked (and the
+    size against the limits) before any pixel is decoded, and the file's length against
+    the most the header's image can take (:func:`hdr_max_bytes`) before its pixels are
+    read."""
+    from userio.files import check_regular_file
+    from userio.limits import check_image_size, human_bytes
+
+    path = pathlib.Path(path)
+    size = check_regular_file(path, what, where, error=SceneError).st_size
+    with open(path, "rb") as f:
+        data = f.read(_HEADER_MAX + 64)       # the header and the resolution line after it
+        end = data.find(b"\n\n", 0, _HEADER_MAX)
     if not data.startswith((b"#?RADIANCE", b"#?RGBE")) or end < 0:
         raise SceneError(where, f"{what} {path}: not a Radiance HDR file (expected '#?RADIANCE' "
                                 "and a header ending in an empty line)")
@@ -118,19 +151,31 @@ def read_hdr(path, where, what="environment map"):
         raise SceneError(where, f"{what} {path}: resolution line {line[:40].decode('latin-1')!r} is not "
                                 "'-Y H +X W' (or with +Y / -X: rows bottom-up, columns right to left)")
     height, width = int(m.group(2)), int(m.group(4))
-    check_image_size(width, height, f"{what} {path}", where, bytes_per_pixel=BYTES_PER_TEXEL + 4,
-                     error=SceneError)
+    check_image_size(width, height, f"{what} {path}", where, bytes_per_pixel=BYTES_PER_TEXEL,
+                     error=SceneError, limit=limit)
+    most = nl + 1 + hdr_max_bytes(width, height)
+    if size > most:
+        raise SceneError(where, f"{what} {path}: the file has {human_bytes(size)} ({size} bytes), more than "
+                                f"its header's {width} x {height} pixels can take ({most} bytes at most)")
+    with open(path, "rb") as f:
+        f.seek(nl + 1)
+        pixels = f.read(most - nl - 1)
     rgbe = np.zeros((height, width, 4), np.uint8)
-    code, row = _decode_rgbe(np.frombuffer(data, np.uint8), nl + 1, width, height, rgbe)
+    code, row = _decode_rgbe(np.frombuffer(pixels, np.uint8), 0, width, height, rgbe)
     if code:
         raise SceneError(where, f"{what} {path}: scanline {row}: {_ERRORS[code]}")
     if m.group(1) == b"+":           # rows stored bottom-up
         rgbe = rgbe[::-1]
     if m.group(3) == b"-":           # columns stored right to left
         rgbe = rgbe[:, ::-1]
-    e = rgbe[..., 3].astype(np.int32)
-    f = np.where(e > 0, np.ldexp(1.0, e - 136), 0.0).astype(np.float64)
-    return np.ascontiguousarray(rgbe[..., :3] * f[..., None], np.float32)
+    out = np.empty((height, width, 3), np.float32)
+    band = max(1, BAND_VALUES // width)
+    for r in range(0, height, band):       # a band of rows at a time: no float64 copy of the image
+        part = rgbe[r:r + band]
+        e = part[..., 3].astype(np.int32)
+        f = np.where(e > 0, np.ldexp(1.0, e - 136), 0.0).astype(np.float64)
+        out[r:r + band] = part[..., :3] * f[..., None]
+    return out
 
 
 @kernel

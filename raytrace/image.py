@@ -179,24 +179,30 @@ def _is_bomb(exc):
     return False
 
 
-def read_rgb_image(path, where=None, what="image", error=None):
+def read_rgb_image(path, where=None, what="image", error=None, limit=None, bytes_per_pixel=None):
     """Read a PNG or JPEG file -> (H, W, 3) float32 linear RGB (decoded from sRGB).
 
     Grey images give grey RGB; grey + alpha and RGBA drop the alpha; 8- and 16-bit
-    channels are scaled to [0, 1]. Anything else (an unreadable or truncated file, a
-    float or 1-bit image, a zero-sized image, one too large for memory) is refused with
-    one line naming ``path`` (``error``, default SceneError, at ``where``)."""
+    channels are scaled to [0, 1]. Anything else (a path that is not a regular file, an
+    unreadable or truncated file, a float or 1-bit image, a zero-sized image, one too
+    large for memory) is refused with one line naming ``path`` (``error``, default
+    SceneError, at ``where``). ``limit``: the most pixels (default
+    :data:`userio.limits.MAX_IMAGE_PIXELS`); ``bytes_per_pixel``: the memory budgeted for
+    each pixel against the machine's (default :data:`READ_BYTES_PER_PIXEL`, what this
+    function takes: the decoded image and the float32 result, converted a band of rows
+    at a time through a table of the 256 or 65536 values)."""
     import warnings
 
     import imageio.v3 as iio      # here, not at the top: the CLI's --help stays light
     import PIL.Image
+    from userio.files import check_regular_file
     from userio.limits import MAX_IMAGE_PIXELS, check_image_size
 
     from .errors import SceneError
     error = SceneError if error is None else error
+    limit = MAX_IMAGE_PIXELS if limit is None else limit
     path = pathlib.Path(path)
-    if not path.is_file():
-        raise error(where, f"{what} file not found: {path}")
+    check_regular_file(path, what, where, error=error)
     try:
         with warnings.catch_warnings():     # the size is checked below, before decoding
             warnings.simplefilter("ignore", PIL.Image.DecompressionBombWarning)
@@ -209,7 +215,8 @@ def read_rgb_image(path, where=None, what="image", error=None):
     shape = tuple(props.shape)
     if len(shape) not in (2, 3) or (len(shape) == 3 and shape[2] not in (1, 2, 3, 4)) or 0 in shape[:2]:
         raise error(where, f"{what} {path} is not a 2-D grey or colour image (shape {shape})")
-    check_image_size(shape[1], shape[0], f"{what} {path}", where, bytes_per_pixel=3 * 8 + 8, error=error)
+    check_image_size(shape[1], shape[0], f"{what} {path}", where, error=error, limit=limit,
+                     bytes_per_pixel=READ_BYTES_PER_PIXEL if bytes_per_pixel is None else bytes_per_pixel)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PIL.Image.DecompressionBombWarning)
@@ -217,17 +224,38 @@ def read_rgb_image(path, where=None, what="image", error=None):
     except Exception as exc:
         raise error(where, f"cannot read {what} {path}: {_short_reason(exc)}") from None
     if img.dtype == np.uint8:
-        scale = 255.0
+        lut = _srgb_table(8)
     elif img.dtype == np.uint16:
-        scale = 65535.0
+        lut = _srgb_table(16)
     else:
         raise error(where, f"{what} {path}: unsupported pixel type {img.dtype} (use 8- or 16-bit)")
     if img.ndim == 2:
         img = img[..., None]
-    if img.shape[2] in (1, 2):                      # grey (+ alpha)
-        img = np.repeat(img[..., :1], 3, axis=2)
-    x = img[..., :3].astype(np.float64) / scale
-    return np.ascontiguousarray(srgb_to_linear(x), np.float32)
+    grey = img.shape[2] in (1, 2)                   # grey (+ alpha)
+    out = np.empty(img.shape[:2] + (3,), np.float32)
+    band = max(1, _BAND_VALUES // max(1, img.shape[1] * 3))
+    for r in range(0, img.shape[0], band):         # the index arrays NumPy makes stay small
+        if grey:
+            out[r:r + band] = lut[img[r:r + band, :, :1]]
+        else:
+            out[r:r + band] = lut[img[r:r + band, :, :3]]
+    return out
+
+
+# The memory read_rgb_image takes for each pixel: the decoded image (Pillow's and
+# NumPy's copy, 4 bytes each for 8-bit RGBA; 16-bit: twice that) and the float32 result.
+READ_BYTES_PER_PIXEL = 32
+_BAND_VALUES = 1 << 20          # values converted at a time (their index array: 8 MiB)
+_SRGB_TABLES = {}
+
+
+def _srgb_table(bits):
+    """float32 linear value of each 8- or 16-bit sRGB code: exactly what converting the
+    codes to float64, dividing by 255 (65535) and :func:`srgb_to_linear` give."""
+    if bits not in _SRGB_TABLES:
+        codes = np.arange(1 << bits, dtype=np.float64) / float((1 << bits) - 1)
+        _SRGB_TABLES[bits] = np.ascontiguousarray(srgb_to_linear(codes), np.float32)
+    return _SRGB_TABLES[bits]
 
 
 def encode_image(path, image, encoding="srgb", metadata=None):

@@ -252,10 +252,11 @@ def test_off_a_terminal_each_kernel_compiled_gets_a_line(tmp_path):
     env.update(PYTHONPATH=str(root), RAYTRACE_NO_WARMUP="1")
     command = [sys.executable, "-m", "raytrace", "render", str(REPO / "scenes" / "cornell_box.json"),
                "--size", "16", "16", "--spp", "1", "-o", str(tmp_path / "out.png")]
-    first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    run_it = dict(env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)   # (not the checkout's)
+    first = subprocess.run(command, **run_it)
     assert first.returncode == 0, first.stderr[-3000:]     # (compiled or loaded: the code before the edit)
     bsdf.write_text(text.replace(ggx, f"    _edit = {time.time_ns()}\n{ggx}"))
-    r = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    r = subprocess.run(command, **run_it)
     assert r.returncode == 0, r.stderr[-3000:]
     lines = r.stderr.splitlines()
     assert any("after edits to kernels/bsdf.py: ggx_d" in line for line in lines), r.stderr
@@ -265,5 +266,5 @@ def test_off_a_terminal_each_kernel_compiled_gets_a_line(tmp_path):
     assert len(done) == total >= 2, r.stderr
     assert all(line.endswith(" s") for line in done)
     assert any("compiled in" in line for line in lines)
-    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    again = subprocess.run(command, **run_it)
     assert again.returncode == 0 and "compil" not in again.stderr, again.stderr

@@ -103,6 +103,7 @@ def check_image_size(width, height, what, name=None, bytes_per_pixel=24, error=U
         raise error(name, f"{what} declares a size of {width} x {height} pixels", file=file)
     if width * height > limit:
         raise error(name, f"{what} declares {width} x {height} pixels, more than the limit of {limit} "
-                    f"pixels ({human_bytes(width * height * bytes_per_pixel)} of memory to read)", file=file)
+                    f"pixels ({human_bytes(width * height * bytes_per_pixel)} of memory to read at "
+                    f"{bytes_per_pixel} bytes a pixel)", file=file)
     check_memory(width * height * bytes_per_pixel, f"{what} ({width} x {height})", name, error=error,
                  file=file)

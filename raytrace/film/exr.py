@@ -13,6 +13,7 @@ Metadata (``{"spp": 16, "seed": 3, ...}``) is stored as header attributes named
 ``raytrace:<key>`` (ints, floats and strings) and returned by :func:`read_exr`.
 """
 import io
+import os
 import pathlib
 
 import numpy as np
@@ -78,17 +79,34 @@ def exr_bytes(layers, half=False, metadata=None, components=None):
     return buf.getvalue()
 
 
-def read_exr(path, error=None):
+def read_exr(path, error=None, limit=None, bytes_per_pixel=None):
     """-> (layers: name -> array, metadata: dict). Channels ``R, G, B`` form ``"color"``,
     ``name.R/G/B`` or ``name.X/Y/Z`` form ``name`` (H, W, 3), ``name.U/V`` form ``name``
     (H, W, 2), single channels ``name`` (H, W). ``error(where, message, file=)`` builds the exception for an unreadable file
-    (default :class:`raytrace.SceneError`)."""
+    (default :class:`raytrace.SceneError`). The path must be a regular file (looked at
+    before it is opened: a FIFO would block, ``/dev/zero`` never ends); the header is
+    read alone and checked (:func:`check_exr_size`: the size, full-resolution channels,
+    the file's length) before the rest of the file is read; ``limit`` and
+    ``bytes_per_pixel`` are its pixel limit and memory budget (defaults there)."""
     if error is None:
         from ..errors import SceneError as error
+    from userio.files import file_kind
     OpenEXR = _openexr()
     path = pathlib.Path(path)
     try:
-        data = path.read_bytes()
+        st, kind = file_kind(path)
+    except OSError:                         # a folder that cannot be searched: open says why
+        st, kind = True, None
+    if st is None:
+        raise error(None, "file not found", file=str(path))
+    if kind == "a folder":
+        raise error(None, "is a folder, not an EXR file", file=str(path))
+    if kind is not None:
+        raise error(None, f"is not a regular file ({kind})", file=str(path))
+    try:
+        with open(path, "rb") as f:
+            data = f.read(EXR_HEADER_MARGIN)       # the header (the whole of a small file)
+            size = os.fstat(f.fileno()).st_size
     except FileNotFoundError:
         raise error(None, "file not found", file=str(path)) from None
     try:
@@ -97,30 +115,60 @@ def read_exr(path, error=None):
     except Exception as exc:  # the binding raises RuntimeError / ValueError / OSError
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise error(None, f"cannot read EXR: {reason}", file=str(path)) from None
-    check_exr_size(header, path, error)
+    check_exr_size(header, path, error, size=size, limit=limit, bytes_per_pixel=bytes_per_pixel)
     try:
+        if size > len(data):
+            data = path.read_bytes()
         with OpenEXR.File(io.BytesIO(data), separate_channels=True) as f:
             header = dict(f.header())
             channels = {name: np.array(ch.pixels) for name, ch in f.channels().items()}
+    except FileNotFoundError:
+        raise error(None, "file not found", file=str(path)) from None
     except Exception as exc:  # the binding raises RuntimeError / ValueError / OSError
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise error(None, f"cannot read EXR: {reason}", file=str(path)) from None
     return _group(channels), {k[len(_PREFIX):]: v for k, v in header.items() if k.startswith(_PREFIX)}
 
 
-def check_exr_size(header, path, error):
+EXR_HEADER_MARGIN = 1 << 24          # bytes of header (attributes, a preview) an EXR may hold
+
+
+def exr_max_bytes(width, height, channels):
+    """The most bytes an EXR file of ``width`` x ``height`` pixels and ``channels``
+    channels can take: :data:`EXR_HEADER_MARGIN` of header, then every pixel stored
+    uncompressed (OpenEXR keeps a chunk uncompressed when compressing would not make it
+    smaller) at 4 bytes a channel plus 32 bytes of offset table and chunk header (tiles
+    of one pixel), times 4 for the levels of a mip- or rip-map."""
+    return EXR_HEADER_MARGIN + 4 * width * height * (4 * channels + 32)
+
+
+def check_exr_size(header, path, error, size=None, limit=None, bytes_per_pixel=None):
     """Refuse an EXR whose header declares more pixels than
     :data:`userio.limits.MAX_IMAGE_PIXELS` (or more memory than the machine has, for all
-    its channels), before any pixel is decoded."""
-    from userio.limits import check_image_size
+    its channels), a subsampled channel (``xSampling`` or ``ySampling`` other than 1),
+    or (``size``: the file's length in bytes) a file longer than its pixels can take
+    (:func:`exr_max_bytes`), before any pixel is decoded. ``limit``: the most pixels
+    (default :data:`userio.limits.MAX_IMAGE_PIXELS`); ``bytes_per_pixel``: the memory
+    budgeted for each (default 16 a channel)."""
+    from userio.limits import check_image_size, human_bytes
     try:
         lo, hi = (np.asarray(v, np.int64).reshape(2) for v in header["dataWindow"])
     except (KeyError, TypeError, ValueError):
         raise error("dataWindow", "missing or malformed in the header", file=str(path)) from None
     width, height = int(hi[0] - lo[0] + 1), int(hi[1] - lo[1] + 1)
     channels = max(len(header.get("channels") or ()), 1)
-    check_image_size(width, height, "the EXR", "dataWindow", bytes_per_pixel=16 * channels, error=error,
-                     file=str(path))
+    check_image_size(width, height, "the EXR", "dataWindow", error=error, file=str(path), limit=limit,
+                     bytes_per_pixel=16 * channels if bytes_per_pixel is None else bytes_per_pixel)
+    for ch in header.get("channels") or ():
+        xs, ys = getattr(ch, "xSampling", 1), getattr(ch, "ySampling", 1)
+        if xs != 1 or ys != 1:
+            raise error("channels", f"channel {getattr(ch, 'name', '?')!r} is subsampled (xSampling {xs}, "
+                        f"ySampling {ys}); only full-resolution channels can be read", file=str(path))
+    most = exr_max_bytes(width, height, channels)
+    if size is not None and size > most:
+        raise error(None, f"the file has {human_bytes(size)} ({size} bytes), more than its header's "
+                    f"{width} x {height} pixels of {channels} channels can take ({most} bytes at most)",
+                    file=str(path))
 
 
 def _group(channels):

@@ -25,7 +25,7 @@ from ..layout import (M_CUTOUT, M_TEX, MATERIAL_TYPES, Geometry, material_column
                       new_material_records)
 from ..textures import TextureTable
 from .gltf import load_gltf
-from .media import MediumRows, build_media, uses_media
+from .media import MediumRows, build_media, check_unused_media, uses_media
 from .meshio import read_mesh
 from .plugins import plugin_object_types
 from .transforms import check_invertible, compose, to_numpy
@@ -589,6 +589,8 @@ def build_geometry(data, scene_dir):
     if b.media is not None:                       # the rows of materials with their media
         table, names = b.media.table(), b.media.names
         media = build_media(data, scene_dir, b.media, materials)
+    else:
+        check_unused_media(data, scene_dir)       # media nothing uses: their grid files are checked all the same
     return b.geometry(table, tex_info, tex_texels, world_counts, built, instances), \
         Labels(objects=list(b.object_names), materials=names, media=media)
 

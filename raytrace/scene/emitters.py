@@ -28,6 +28,7 @@ uniform in solid angle, so the density is the cell's probability over its solid 
 """
 import math
 import pathlib
+import weakref
 
 import numpy as np
 
@@ -90,39 +91,72 @@ def guide_table(cdf, buckets=None):
     smallest u as the kernel computes k, not k / buckets, which can round above it."""
     n = cdf.shape[0] - 1
     buckets = n if buckets is None else buckets
-    k = np.arange(buckets, dtype=np.float64)
-    u = k / buckets
-    for _ in range(4):          # one ulp either way at most; a few rounds to be sure
-        below = np.nextafter(u, -np.inf)
-        u = np.where((k > 0) & (np.floor(below * buckets) >= k), below, u)
-        u = np.where(np.floor(u * buckets) < k, np.nextafter(u, np.inf), u)
-    return np.clip(np.searchsorted(cdf, u, side="right") - 1, 0, max(n - 1, 0)).astype(np.int64)
+    out = np.empty(buckets, np.int64)
+    for k0 in range(0, buckets, _BAND):     # a band at a time: the temporaries stay small
+        k = np.arange(k0, min(k0 + _BAND, buckets), dtype=np.float64)
+        u = k / buckets
+        for _ in range(4):          # one ulp either way at most; a few rounds to be sure
+            below = np.nextafter(u, -np.inf)
+            u = np.where((k > 0) & (np.floor(below * buckets) >= k), below, u)
+            u = np.where(np.floor(u * buckets) < k, np.nextafter(u, np.inf), u)
+        out[k0:k0 + len(k)] = np.clip(np.searchsorted(cdf, u, side="right") - 1, 0, max(n - 1, 0))
+    return out
+
+
+_BAND = 1 << 20      # entries (texels, cells) processed at a time by the table builders
 
 
 def latlong_cell_power(img):
     """(H - 1, W): the integral over each cell of an (H, W, 3) lat-long map of its mean
     colour, in solid angle: the mean of the cell's four texels times its solid angle."""
     from ..envmap import cell_solid_angles
-    lum = img.astype(np.float64).mean(axis=2)
-    right = np.roll(lum, -1, axis=1)                    # column i + 1, wrapping
-    mean4 = 0.25 * (lum[:-1] + right[:-1] + lum[1:] + right[1:])
-    return mean4 * cell_solid_angles(*img.shape[:2])[:, None]
+    h, w = img.shape[:2]
+    solid = cell_solid_angles(h, w)
+    out = np.empty((h - 1, w))
+    band = max(1, _BAND // w)
+    for r in range(0, h - 1, band):             # a band of rows at a time: no float64 copy of the map
+        lum = img[r:r + band + 1].astype(np.float64).mean(axis=2)
+        right = np.roll(lum, -1, axis=1)                # column i + 1, wrapping
+        mean4 = 0.25 * (lum[:-1] + right[:-1] + lum[1:] + right[1:])
+        out[r:r + band] = mean4 * solid[r:r + band, None]
+    return out
 
 
 def latlong_cell_weights(img):
     """(H - 1, W) non-negative sampling weights of the cells of an (H, W, 3) lat-long map
     (see the module docs), the floor included."""
+    return _latlong_weights(img)[0]
+
+
+def _latlong_weights(img):
+    """(:func:`latlong_cell_weights`, the sum of :func:`latlong_cell_power`)."""
     w = latlong_cell_power(img)
     total = w.sum()
     floor = 1e-3 * (total / w.size if total > 0 else 1.0)
-    return w + floor
+    w += floor
+    return w, total
+
+
+# id(texels) -> the sum of latlong_cell_power of a lat-long map built by build_environment
+# (environment_mean reads it instead of a second (H - 1, W) float64 array); an entry
+# goes with its texels.
+_POWER = {}
+
+
+def _remember_power(texels, total):
+    key = id(texels)
+    _POWER[key] = total
+    weakref.finalize(texels, _POWER.pop, key, None)
 
 
 def _tables(weights):
-    """pmf, cdf (normalised, cdf[-1] = 1) and guide table of non-negative weights."""
-    w = np.ascontiguousarray(weights, np.float64).ravel()
-    pmf = w / w.sum()
-    cdf = np.concatenate([[0.0], np.cumsum(pmf)])
+    """pmf, cdf (normalised, cdf[-1] = 1) and guide table of non-negative weights (the pmf
+    is computed in place: a float64 ``weights`` array given becomes it)."""
+    pmf = np.ascontiguousarray(weights, np.float64).ravel()
+    pmf /= pmf.sum()
+    cdf = np.empty(len(pmf) + 1)
+    cdf[0] = 0.0
+    np.cumsum(pmf, out=cdf[1:])
     cdf /= cdf[-1]
     cdf[-1] = 1.0
     return pmf, cdf, guide_table(cdf)
@@ -145,7 +179,7 @@ def build_environment(background, base_dir):
     (validated): ``color``, ``ambient``, a ``cube_map`` folder or an ``envmap`` image
     (relative to ``base_dir``) with its ``scale`` and ``transform``."""
     from ..cubemap import load_cube_map
-    from ..envmap import MIN_HEIGHT, MIN_WIDTH, cell_solid_angles, read_environment_image
+    from ..envmap import MAX_TEXELS, MIN_HEIGHT, MIN_WIDTH, cell_solid_angles, read_environment_image
 
     color = np.asarray(background.get("color", [0.0, 0.0, 0.0]), np.float64)
     ambient = np.asarray(background.get("ambient", [0.0, 0.0, 0.0]), np.float64)
@@ -155,7 +189,8 @@ def build_environment(background, base_dir):
         texels = load_cube_map(pathlib.Path(base_dir) / background["cube_map"])
         kind = ENV_CUBE
     elif "envmap" in background:
-        img = read_environment_image(pathlib.Path(base_dir) / background["envmap"], "background.envmap")
+        img = read_environment_image(pathlib.Path(base_dir) / background["envmap"], "background.envmap",
+                                     limit=MAX_TEXELS)
         if img.shape[1] < MIN_WIDTH or img.shape[0] < MIN_HEIGHT:
             raise SceneError("background.envmap", f"environment map {background['envmap']} is "
                              f"{img.shape[1]} x {img.shape[0]} texels; it needs at least "
@@ -167,7 +202,7 @@ def build_environment(background, base_dir):
                            np.array([0.0, 1.0]), np.zeros(1, np.int64), one)
     scale = float(background.get("scale", 1.0))
     if scale != 1.0:
-        texels = texels * np.float32(scale)
+        np.multiply(texels, np.float32(scale), out=texels)      # the map just read: scaled in place
         if not np.isfinite(texels).all():
             raise SceneError("background.scale", f"{scale:g} times the map's largest value "
                              f"({float(texels.max() / scale):g}) overflows float32")
@@ -177,7 +212,10 @@ def build_environment(background, base_dir):
         density = one
     else:
         h, w = texels.shape[1:3]
-        pmf, cdf, guide = _tables(latlong_cell_weights(texels[0]))
+        weights, total = _latlong_weights(texels[0])
+        pmf, cdf, guide = _tables(weights)          # pmf is weights, normalised in place
+        del weights
+        _remember_power(texels, total)
         density = np.ascontiguousarray((pmf.reshape(h - 1, w) / cell_solid_angles(h, w)[:, None]).ravel())
     return Environment(kind, color, ambient, texels, to_map, pmf, cdf, guide, density)
 
@@ -191,7 +229,10 @@ def environment_mean(env):
         return float((env.texels.astype(np.float64).mean(axis=3) * texel_solid_angles(size)[None]).sum()
                      / (4 * math.pi))
     if env.kind == ENV_LATLONG:
-        return float(latlong_cell_power(env.texels[0]).sum() / (4 * math.pi))
+        total = _POWER.get(id(env.texels))
+        if total is None:
+            total = latlong_cell_power(env.texels[0]).sum()
+        return float(total / (4 * math.pi))
     return 0.0
 
 

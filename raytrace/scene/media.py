@@ -286,12 +286,23 @@ def _grid_medium(med, where, base_dir, store):
     return np.full(3, scale), const_albedo, _box_to_grid(m, (nz, ny, nx)), row
 
 
+def check_unused_media(data, base_dir):
+    """Check the grid media of a scene that uses none (no surface, camera or world names
+    them): their grid files are read and checked all the same, as an unused material's
+    textures are, so that a missing or broken file is found when the scene is written,
+    not when a surface first uses it."""
+    for name, med in data.get("media", {}).items():
+        if isinstance(med, dict) and med.get("type") != "homogeneous":
+            _grid_medium(med, f"media.{name}", base_dir, _GridStore())
+
+
 def build_media(data, base_dir, rows, materials):
     """The :class:`~raytrace.layout.Media` of a scene whose material table ``rows`` (a
     :class:`MediumRows`) extends; ``materials``: name -> spec of the table's named rows
     (a file's materials with a ``volume``: an absorbing interior, ``docs/gltf.md``).
     None when the scene needs no volumetric path tracer (:func:`uses_media`)."""
     if not uses_media(data, materials):
+        check_unused_media(data, base_dir)
         return None
     specs = dict(data.get("media", {}))
     for name, spec in materials.items():           # glTF KHR_materials_volume
