@@ -296,14 +296,8 @@ def _render(args):
     roots = warmup.roots(kind, builder=True)       # what may compile (the notice says which and why)
     with warmup.notice_on_compile(not args.quiet, expect=cold, roots=roots) as compiling:
         timers = [compiling]
-        instanced = warmup.uses_instances(args.scene)
-        child = warmup.start(kind, instanced) if cold else None
-        try:
+        with warmup.ahead(args.scene, kind, timer=compiling):
             scene = load_scene(args.scene)
-        finally:
-            warmup.wait(child, timer=compiling)     # waiting for the child's compile counts as one
-        if cold:
-            warmup.compile_here(kind, instanced)    # loads what the child cached, or compiles here
     with option_errors():
         settings = rmod.resolve_settings(scene, overrides)
     if args.view or args.highlight is not None:

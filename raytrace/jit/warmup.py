@@ -118,6 +118,28 @@ def uses_instances(scene_path):
     return any(n >= 2 for n in uses.values())
 
 
+@contextlib.contextmanager
+def ahead(scene_path, integrator=None, timer=None):
+    """The warm-up of the CLI and the preview alike: while the block loads the scene, the
+    scene's integrator (``integrator`` overrides the file's) compiles in other processes
+    when it is not cached (:func:`start`); afterwards the block's end waits for them
+    (the wait counts as compiling in ``timer``) and loads what they cached, compiling
+    here whatever they did not (:func:`compile_here`). Yields a record whose ``cold``
+    says whether anything was stale; setting its ``compile`` to False (a scene that did
+    not load) skips the last step."""
+    import types
+    kind = integrator_of(scene_path, integrator)
+    state = types.SimpleNamespace(cold=not (is_cached(kind) and builder_cached()), compile=True)
+    instanced = uses_instances(scene_path)
+    procs = start(kind, instanced) if state.cold else None
+    try:
+        yield state
+    finally:
+        wait(procs, timer=timer)
+    if state.cold and state.compile:
+        compile_here(kind, instanced)
+
+
 def start(integrator, instanced=False):
     """Start compiling in other processes when it would help; returns the processes (a
     list, possibly empty), or None when ``RAYTRACE_NO_WARMUP`` is set. With a recorded plan (``raytrace.compile.parallel``) the

@@ -357,9 +357,13 @@ class Session:
     def _load(self, generation):
         from ..animation.scene_at import animated
         from ..scene.load import load_scene
+        from ..jit import warmup
         self._set(message="loading")
         before = stamps([self.scene_path, *self.watcher.paths])
-        scene, files, error = files_read(load_scene, self.scene_path)
+        integrator = self.overrides.get("integrator")
+        with warmup.ahead(self.scene_path, integrator, timer=self._timer) as ahead:   # the CLI's warm-up
+            scene, files, error = files_read(load_scene, self.scene_path)
+            ahead.compile = error is None
         # the scene's own path, not where a symlink at it points (that may be /dev/zero)
         watched = {self.scene_path.absolute(), *files}
         if scene is not None:
