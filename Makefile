@@ -53,7 +53,7 @@ render: $(VENV)/.installed-run
 renders: $(VENV)/.installed-run
 	$(BIN)/python scripts/render_all.py
 
-# the compiled kernels shipped in */prebuilt/, rebuilt at release points (a version without
+# the compiled kernels shipped in raytrace/prebuilt/, rebuilt at release points (a version without
 # .dev in pyproject.toml; tests/test_prebuilt.py fails while a release's bundle is stale); 2-4 min
 prebuilt: $(VENV)/.installed-run
 	$(BIN)/python scripts/prebuild_kernels.py

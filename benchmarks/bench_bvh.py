@@ -18,14 +18,18 @@ Writes the table to benchmarks/output/results/bvh.md (with ``--record`` also
 benchmarks/results/bvh.md), or to ``--out``. Skips, and says so, without the bunny
 (../shared/assets/bunny.obj) or embreex.
 
-Vector instruction sets (``--isa``). Ours is compiled by Numba, by default for the
-portable level ``x86-64-v3`` (AVX2 and FMA, no AVX-512: ``userio/numba_cache.py``; the
-shipped kernels are that code); Embree picks at run time the widest of its kernels that
-the CPU has (AVX-512 where there is AVX-512). So on an AVX-512 machine the default run
-compares our AVX2 code with Embree's AVX-512 code. The report names the CPU, its vector
-extensions and what each engine was set to; the modes:
+Vector instruction sets (``--isa``). Ours is compiled by Numba for the host CPU (Numba's
+default, which raytrace never changes: ``raytrace/jit/cache.py``); the kernels shipped
+with the package (``raytrace/prebuilt/``) are compiled for the portable level
+``x86-64-v3`` (AVX2 and FMA, no AVX-512) and are loaded where no kernel compiled here is
+cached (the traversal ``_closest_hit`` is one of them; ``_trace_closest_batch`` is not).
+Embree picks at run time the widest of its kernels that the CPU has (AVX-512 where there
+is AVX-512). The report names the CPU, its vector extensions and what each engine was
+set to; the modes:
 
-- ``default``: as above, nothing changed;
+- ``default``: as a user runs it, nothing changed: ours from the cache (this process's
+  ``NUMBA_CACHE_DIR``) or the shipped kernels, else compiled for the host; Embree's own
+  choice;
 - ``avx2``: both restricted to AVX2, as on most users' machines. Ours runs in a child
   process with ``NUMBA_CPU_NAME=<--numba-cpu>`` (default ``x86-64-v3``; e.g. ``haswell``)
   and ``NUMBA_CPU_FEATURES=`` (empty: only the named CPU's own features; a CPU name
@@ -35,16 +39,22 @@ extensions and what each engine was set to; the modes:
   passes no configuration to ``rtcNewDevice``, so the script calls ``rtcNewDevice`` of
   the libembree4 that embreex loaded (ctypes) and puts the device into embreex's
   ``EmbreeDevice`` (checked: the slot must hold a device that answers Embree's version);
-- ``native``: both as wide as the CPU allows: ours compiled for the host CPU
-  (``RAYTRACE_PORTABLE_CPU=0``, in a child process with an empty cache and
-  ``RAYTRACE_PREBUILT=0``), Embree as by default.
+- ``native``: both as wide as the CPU allows: ours all compiled for the host CPU (in a
+  child process without ``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES``, with an empty cache
+  and ``RAYTRACE_PREBUILT=0``, so no shipped ``x86-64-v3`` kernel is loaded), Embree as by
+  default.
+
+To run ours at the shipped kernels' level, use ``--isa avx2`` with the default
+``--numba-cpu x86-64-v3`` (what ``scripts/prebuild_kernels.py`` sets in its own child
+processes).
 
 Checks, in the report: the code-generation target Numba used in the process that runs
 our kernels, and the count of ``zmm`` (512-bit) and ``ymm`` registers in the assembly of
 ``_trace_closest_batch`` and ``_closest_hit`` (``inspect_asm``; Numba cannot inspect
-kernels loaded from its cache, so in the default mode the count comes from the
-cold-compile process, which compiles for the same target); for Embree, the instruction
-sets its device says it enabled (its ``verbose=1`` print-out; in the default and native
+kernels loaded from a cache, so in the default mode the count comes from the
+cold-compile process, which compiles for the same target; a kernel the default mode
+loaded from the shipped bundle is ``x86-64-v3`` code whatever that count says); for
+Embree, the instruction sets its device says it enabled (its ``verbose=1`` print-out; in the default and native
 modes from a probe device made without configuration, as embreex makes its own).
 """
 import argparse
@@ -89,16 +99,16 @@ closest_hit(acc, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, np.inf)
 any_hit(acc, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, np.inf)
 t3 = time.perf_counter()
 c3 = time.process_time()
-import json, pathlib, raytrace._numba_cache as nc
+import json
 import bench_bvh
 print(json.dumps({"times": [t1 - t0, t2 - t1, t3 - t2, c1 - c0, c2 - c1, c3 - c2],
-                  "hash": nc.source_hash(pathlib.Path(raytrace.__file__).parent),
+                  "hash": bench_bvh.kernel_keys(),
                   "codegen": bench_bvh.numba_target(), "asm": bench_bvh.kernel_registers()}))
 """
 
 
 ISA_MODES = ("default", "avx2", "native")
-NUMBA_AVX2_CPU = "x86-64-v3"        # userio.numba_cache.PORTABLE_CPU: the shipped kernels' level
+NUMBA_AVX2_CPU = "x86-64-v3"        # raytrace.jit.cache.PORTABLE_CPU: the shipped kernels' level
 EMBREE_CONFIG = {"avx2": "max_isa=avx2"}
 CHILD_MARK = "BENCH_BVH_ISA"         # set in the child process that runs an --isa mode
 
@@ -110,16 +120,27 @@ def isa_env(isa, numba_cpu, cache_dir):
     if isa == "avx2":
         return dict(fresh, NUMBA_CPU_NAME=numba_cpu, NUMBA_CPU_FEATURES=""), ()
     if isa == "native":
-        return dict(fresh, RAYTRACE_PORTABLE_CPU="0"), ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")
+        return fresh, ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")
     return {}, ()
 
 
 def numba_target():
-    """(CPU name, feature string) Numba's code generator uses in this process (its cache
-    key too: cached code for another target is never loaded)."""
+    """(CPU name, feature string) Numba's code generator uses in this process (part of
+    raytrace's cache file names: code compiled for another target is loaded only when it
+    is the shipped kernels' ``x86-64-v3`` and the CPU has that level)."""
     from numba.core.registry import cpu_target
     _, name, features = cpu_target.target_context.codegen().magic_tuple()
     return [name, features]
+
+
+def kernel_keys():
+    """The dependency keys (``raytrace/jit/keys.py``) of the kernels the compile-time
+    process compiles, joined: equal in two processes when neither compiled other code."""
+    from raytrace.accel import batch, build, traverse
+    from raytrace.jit import keys
+    kernels = (batch._trace_closest_batch, traverse._closest_hit, traverse._any_hit,
+               build._build_binary, build._plan_wide, build._emit_wide)
+    return " ".join(keys.function_key(k.py_func)[:16] for k in kernels)
 
 
 def kernel_registers():
@@ -341,8 +362,9 @@ def compile_times():
     (``--isa``). Returns (cold, warm, the cold process's {"codegen": numba_target(),
     "asm": kernel_registers()}: its kernels were compiled there, so they can be inspected).
 
-    The package keys its Numba cache on a hash of all its sources, so a warm run only
-    counts when no source file changed in between (others edit the tree); else retry."""
+    Each kernel is cached under its dependency key (its code and its callees'), so a warm
+    run only counts when these kernels' keys did not change in between (others edit the
+    tree); else retry."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, RAYTRACE_PREBUILT="0",
                    PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "benchmarks")]))
@@ -378,12 +400,15 @@ def isa_report(args, target, registers, cold_info, embree_config, embree_isa):
                f"`NUMBA_CPU_FEATURES=` empty (the named CPU's own features only)")
     elif args.isa == "native":
         how = ("compiled in this run (child process, empty `NUMBA_CACHE_DIR`, "
-               "`RAYTRACE_PREBUILT=0`) for the host CPU (`RAYTRACE_PORTABLE_CPU=0`)")
+               "`RAYTRACE_PREBUILT=0`) for the host CPU (`NUMBA_CPU_NAME`, "
+               "`NUMBA_CPU_FEATURES` unset)")
     elif list(target) == [NUMBA_AVX2_CPU, ""]:
-        how = ("as shipped: Numba's portable level (`userio/numba_cache.py`), kernels from "
-               "the cache or the shipped bundle when they fit")
+        how = ("the shipped kernels' portable level, as this environment sets Numba up "
+               "(`NUMBA_CPU_NAME`); kernels from the cache or the shipped bundle")
     else:
-        how = "as this environment sets Numba up (not the shipped level)"
+        how = ("as a user runs it: compiled for this target, or loaded from the cache, or "
+               "from the shipped bundle (`x86-64-v3` code) where no kernel compiled here "
+               "is cached")
     feature_text = ("no features beyond the CPU name's own" if not features else
                     f"features `{features}`" if len(features) < 80 else
                     f"host features ({len(features.split(','))} flags"
@@ -407,7 +432,7 @@ def isa_report(args, target, registers, cold_info, embree_config, embree_isa):
                    f"**NOT confirmed** (ours: {'ok' if restricted_ours else 'no'}, Embree: "
                    f"{'ok' if restricted_embree else 'no'})") + ".")
     elif ok is not None and ok["zmm"] == 0 and "AVX512" in embree_isa.get("enabled", ""):
-        verdict = ("  \nSo here our kernels are AVX2 code and Embree runs AVX-512 code; "
+        verdict = ("  \nSo here our kernels use no 512-bit registers and Embree runs AVX-512 code; "
                    "`--isa avx2` restricts both to AVX2, `--isa native` lets both use AVX-512.")
     embree_how = (f"device configuration `{embree_config}` (made through libembree's "
                   f"`rtcNewDevice` and handed to embreex, which passes none)"
@@ -430,10 +455,12 @@ def main(argv=None):
     ap.add_argument("--threads", default="1,2", help="thread counts (default 1,2)")
     ap.add_argument("--obj", default=str(BUNNY), help="mesh (default: the Stanford bunny)")
     ap.add_argument("--isa", choices=ISA_MODES, default="default",
-                    help="vector instruction sets: 'default' (ours: Numba's portable "
-                         "x86-64-v3 level, i.e. AVX2; Embree: the widest the CPU has), 'avx2' "
-                         "(both restricted to AVX2), 'native' (both as wide as the CPU "
-                         "allows); see the module docstring")
+                    help="vector instruction sets: 'default' (nothing changed: ours "
+                         "compiled for the host CPU or loaded from the cache or the shipped "
+                         "x86-64-v3 kernels; Embree: the widest the CPU has), 'avx2' (both "
+                         "restricted to AVX2; ours compiled for --numba-cpu), 'native' (both "
+                         "as wide as the CPU allows, ours all compiled for the host); see "
+                         "the module docstring")
     ap.add_argument("--numba-cpu", default=NUMBA_AVX2_CPU,
                     help="with --isa avx2: the CPU Numba compiles our kernels for, with "
                          "NUMBA_CPU_FEATURES empty (default %(default)s; e.g. haswell)")

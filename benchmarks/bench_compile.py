@@ -10,7 +10,8 @@ needs is compiled:
 - **cli**: ``python -m raytrace render <scene> -o out.png --spp 1 --size 64 64 -q`` with the
   scene's integrator (path) and with ``--integrator whitted``: the user-facing first render,
   end to end (wall seconds, and CPU seconds of the process and every child it waited for,
-  which includes the warm-up child of ``raytrace.warmup``);
+  which includes the warm-up processes of ``raytrace.jit.warmup`` and
+  ``raytrace.jit.parallel``);
 - **parts**: the same first render through the Python API in one process with
   ``RAYTRACE_NO_WARMUP=1`` (every compile in this process, one after the other), split
   into ``import raytrace``, ``load_scene`` (the BVH builder's compile), the first

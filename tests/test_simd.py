@@ -700,7 +700,7 @@ def _files(folder):
 
 
 def test_cache_folders_keep_simd_and_loops_apart(tmp_path):
-    # a frozen copy of the package: its source hash (part of the folder name) must not
+    # a frozen copy of the package: its kernels (their dependency keys) must not
     # change between the runs, whatever happens to the working tree meanwhile
     source = tmp_path / "src"
     shutil.copytree(REPO / "raytrace", source / "raytrace",

@@ -12,8 +12,10 @@ role               Numba options                                what it is
 ``@row_kernel``    ``nogil=True, error_model="numpy"``          an integrator's entry: a
                                                                 band of image rows, called
                                                                 from Python threads
-``@kernel``        none (``parallel``, ``nogil``,               anything else called from
-                   ``error_model`` may be asked for)            Python (builders, filters)
+``@kernel``        none (``parallel``, ``nogil``,               a function compiled and
+                   ``error_model`` may be asked for)            called on its own (a BVH
+                                                                builder, a filter, a leaf
+                                                                such as ``ggx_d``)
 =================  ===========================================  ==========================
 
 ``@helper(error_model="numpy")`` keeps NumPy's division semantics where a helper is

@@ -142,7 +142,7 @@ def ahead(scene_path, integrator=None, timer=None):
 
 def start(integrator, instanced=False):
     """Start compiling in other processes when it would help; returns the processes (a
-    list, possibly empty), or None when ``RAYTRACE_NO_WARMUP`` is set. With a recorded plan (``raytrace.compile.parallel``) the
+    list, possibly empty), or None when ``RAYTRACE_NO_WARMUP`` is set. With a recorded plan (``raytrace.jit.parallel``) the
     integrator's stale units compile in parallel workers and the row kernel is left to
     :func:`compile_here`; without one, one child compiles the whole integrator.
     ``instanced``: for a scene with instances (see :func:`compile_here`)."""
