@@ -221,3 +221,18 @@ def test_noise_estimate_closed_form():
     assert math.isclose(noise_estimate(mean, var), 0.2)
     mean[:2] = 10.0                         # the floor rises with the image's mean (5.25)
     assert math.isclose(noise_estimate(mean, var), 0.2 / 10.5)
+
+
+def test_the_preview_watches_the_code_only_a_restart_loads():
+    """An edit of raytrace/jit/ or raytrace/view/ is watched (and named as needing a
+    restart), not ignored; a kernel file is reloaded without one (negative control)."""
+    import raytrace
+    from raytrace.view import code
+    root = code.package_dir()
+    watched = set(code.watched())
+    for rel in ("jit/cache.py", "view/session.py", "kernels/bsdf.py"):
+        assert root / rel in watched
+    assert code.restart_needed([root / "jit" / "cache.py", root / "view" / "server.py"]) == \
+        [root / "jit" / "cache.py", root / "view" / "server.py"]
+    assert code.restart_needed([root / "kernels" / "bsdf.py"]) == []
+    assert raytrace.__file__

@@ -40,6 +40,12 @@ def sources():
     return out
 
 
+def watched():
+    """Every ``.py`` file of the package: those :func:`sources` loads afresh, and those
+    only a restart loads (:func:`restart_needed` names them when they change)."""
+    return sorted(package_dir().rglob("*.py"))
+
+
 def shown(path):
     """``raytrace/kernels/bsdf.py``: a source file as the user knows it."""
     try:

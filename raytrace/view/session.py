@@ -123,7 +123,7 @@ class Session:
         self._code_changed = []           # kernel sources edited since the code was last loaded
         self._timer = None                # the worker's CompileTimer, while it loads or renders
         self.code_watcher = Watcher(self._sources_changed, watch_interval)
-        self.code_watcher.watch(kernel_code.sources())
+        self.code_watcher.watch(kernel_code.watched())
         self._thread = threading.Thread(target=self._run, name="raytrace-view-render", daemon=True)
         self._thread.start()
         self._wake.set()
@@ -323,7 +323,6 @@ class Session:
             try:
                 if reload and self._code_changed:
                     self._reload_code()
-                    from ..jit import warmup           # the edited code's (warmup itself may be edited)
                 with warmup.CompileTimer(on_start=lambda: self._compiling(done)) as self._timer:
                     if reload:                      # (loading compiles the BVH builder)
                         self._load(generation)
@@ -350,7 +349,7 @@ class Session:
             self._say(f"{', '.join(kernel_code.shown(p) for p in later)} changed: start raytrace view "
                       f"again to use it (the preview's own code)")
         kernel_code.unload()
-        self.code_watcher.watch(kernel_code.sources())
+        self.code_watcher.watch(kernel_code.watched())
         self._say(f"{shown} changed: loading the code")
         self._set(message=f"{shown} changed: loading the code", _render_error="")
 

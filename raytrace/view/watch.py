@@ -23,7 +23,7 @@ import sys
 import threading
 
 # Files opened while loading that are never the user's assets: code, caches, compiled kernels.
-_NOT_ASSETS = (".py", ".pyc", ".so", ".nbi", ".nbc", ".pth", ".typed")
+_NOT_ASSETS = (".py", ".pyc", ".so", ".nbi", ".nbc", ".nbk", ".pth", ".typed")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 MAX_FILE_BYTES = 1 << 30             # the largest file of a scene the preview reads (1 GiB)
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -90,10 +90,14 @@ def _install_hook():
 
 def _system_dirs():
     """Folders whose files are never assets: the interpreter's (standard library,
-    site-packages, the venv) and the code folders of this project's packages."""
+    site-packages, the venv), the code folders of this project's packages and the
+    kernel cache (``raytrace.jit.cache``: compiled kernels and their records)."""
+    from ..jit import cache
     root = pathlib.Path(__file__).resolve().parents[2]
     dirs = {pathlib.Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     dirs.update(root / name for name in ("raytrace", "userio", "curves", "skinning", "particles"))
+    if cache.store() is not None:
+        dirs.add(cache.store().parent.resolve())
     return dirs
 
 
