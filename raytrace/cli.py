@@ -21,7 +21,12 @@ Ctrl-C during a path-traced render stops after the current pass: the image of th
 done is written (atomically, as always), a line on stderr says so, and the exit status
 is 130 (the conventional status of an interrupted program; the image is complete but
 has fewer samples than asked for). A second Ctrl-C, or Ctrl-C while loading or during a
-Whitted render, stops at once and writes nothing (status 130).
+Whitted render, stops at once and writes nothing (status 130). A render of media
+checks for Ctrl-C between chunks of rows that each take well under a second.
+
+A path-traced render of grid media whose paths reached the media step cap
+(``raytrace.layout.MAX_NULL_COLLISIONS``: such a path ends with radiance 0) prints one
+line ``raytrace: N pixels had paths cut at the media step cap (MAX_NULL_COLLISIONS)``.
 
 AOV files, EXR layers, denoising, partial images and merging: docs/outputs.md
 (raytrace.film).
@@ -328,6 +333,9 @@ def _render(args):
         return 130
     if image.info.nonfinite:
         print(f"{PROG}: warning: {image.info.nonfinite} samples were NaN or infinite and were dropped",
+              file=sys.stderr)
+    if image.info.capped:
+        print(f"{PROG}: {image.info.capped} pixels had paths cut at the media step cap (MAX_NULL_COLLISIONS)",
               file=sys.stderr)
     if settings["integrator"] == "whitted" and getattr(scene, "media", None) is not None and not args.quiet:
         print(f"{PROG}: note: {WHITTED_MEDIA_NOTE}", file=sys.stderr)

@@ -37,6 +37,7 @@ class RenderInfo:
     compile_seconds: float = 0.0   # time spent compiling kernels during it (a first run)
     spp_mean: float = None   # mean samples per pixel (adaptive sampling: below spp); None: spp
     stopped_by: str = ""     # why a path-traced render ended: "spp", "noise", "time" (or "")
+    capped: int = 0          # pixels with a path cut at the media step cap (layout.MAX_NULL_COLLISIONS)
 
     def __post_init__(self):
         if self.spp_mean is None:

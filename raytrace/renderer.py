@@ -160,18 +160,18 @@ def render(scene, progress=False, callback=None, variance=False, aovs=(), denois
         aov_buf = (written_zeros((s["height"], s["width"], AOV_WIDTH)) if set(aovs) & set(FILTERED_AOVS)
                    else None)
         if s["integrator"] == "path":
-            image, var, done, nonfinite, plan = _render_path(scene, s, progress, callback, (t0, compiling),
-                                                             aov_buf, partial and (partial, partial_seconds))
+            image, var, done, nonfinite, plan, capped = _render_path(scene, s, progress, callback, (t0, compiling),
+                                                                     aov_buf, partial and (partial, partial_seconds))
         else:
-            image, done, nonfinite, plan = (_render_whitted(scene, s, progress, callback), s["spp"],
-                                            np.zeros(1, np.int64), None)
+            image, done, nonfinite, plan, capped = (_render_whitted(scene, s, progress, callback), s["spp"],
+                                                    np.zeros(1, np.int64), None, 0)
             if aov_buf is not None:
                 for sample in range(s["spp"]):
                     _aov_pass(scene, s, aov_buf, sample, WHITTED_SAMPLING)
         if aovs:
             aov_images = finish_aovs(scene, s, aovs, aov_buf, done, nonfinite, plan)
     stopped_by = "" if s["integrator"] != "path" else "time" if s["time_budget"] is not None else "spp"
-    out = RenderedImage(image, _info(s, done, int(nonfinite.sum()), (t0, compiling), plan, stopped_by))
+    out = RenderedImage(image, _info(s, done, int(nonfinite.sum()), (t0, compiling), plan, stopped_by, capped))
     if variance or denoise:
         out.variance = var
     if aovs:
@@ -232,9 +232,10 @@ def finish_aovs(scene, s, names, buf, done, nonfinite, plan=None):
     return {name: out[name] for name in names}
 
 
-def _info(s, done, nonfinite, clock, plan=None, stopped_by=""):
+def _info(s, done, nonfinite, clock, plan=None, stopped_by="", capped=0):
     """``clock``: (start time, :class:`raytrace.jit.notice.CompileTimer` of the render);
-    ``plan``: an adaptive render's :class:`~raytrace.film.adaptive.Plan`, or None."""
+    ``plan``: an adaptive render's :class:`~raytrace.film.adaptive.Plan`, or None;
+    ``capped``: pixels with a path cut at the media step cap."""
     t0, compiling = clock
     spent = compiling.seconds
     if plan is not None:
@@ -243,7 +244,7 @@ def _info(s, done, nonfinite, clock, plan=None, stopped_by=""):
                       spp=done, spp_requested=s["max_spp"] if plan is not None else s["spp"], seed=s["seed"],
                       nonfinite=nonfinite, seconds=max(0.0, time.perf_counter() - t0 - spent),
                       compile_seconds=spent, spp_mean=float(plan.counts.mean()) if plan is not None else None,
-                      stopped_by=stopped_by)
+                      stopped_by=stopped_by, capped=int(capped))
 
 
 def _progress_bar(progress, total, unit, desc):
@@ -312,11 +313,18 @@ class _StopFlag:
 
 def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None):
     """-> (image or None, its variance, passes done, per-pixel counts of samples dropped
-    as non-finite, the adaptive :class:`~raytrace.film.adaptive.Plan` or None).
+    as non-finite, the adaptive :class:`~raytrace.film.adaptive.Plan` or None, pixels
+    with a path cut at the media step cap).
     ``aov_buf`` (or None) receives an AOV sample per pass (adaptive: the first
     ``min_spp``); ``partial``: None or (function, seconds), see :func:`render`;
     ``clock``: see :func:`_info`. With ``s["time_budget"]`` and no noise threshold the
-    spp comes from :func:`_spp_for_budget` (``s["spp"]`` is set to it)."""
+    spp comes from :func:`_spp_for_budget` (``s["spp"]`` is set to it).
+
+    A uniform render of a scene with media takes each pass in chunks of rows, each call
+    sized to :data:`BATCH_SECONDS` at the last call's speed (the first: a few rows), so that
+    Ctrl-C is seen between chunks, well within a second, however slow a pass is (a
+    kernel call cannot be stopped midway). Stopped inside a pass, the rows that pass
+    finished keep its samples (their mean is over one sample more)."""
     cam = make_camera(scene.data["camera"])
     lights = scene_lights(scene)
     env = environment(scene)
@@ -330,6 +338,11 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
     s_pattern = dict(s, spp=adaptive_sampling.pattern_spp(spp)) if adaptive else s   # the camera's
     settings = kernel_settings(s_pattern)
     accum, nonfinite, counter = pk.new_buffers(h, w, written=True)
+    media = getattr(scene, "media", None) is not None
+    capped = np.zeros((h, w), np.int64) if media else None
+    extra = {"capped": capped} if media else {}
+    chunked = media and not adaptive
+    order = (np.arange(h, dtype=np.int64) * settings.row_stride) % h     # render_pass's own row order
     plan = None
     if adaptive:
         plan = adaptive_sampling.Plan(h, w, s["noise_threshold"], s["min_spp"], spp,
@@ -341,27 +354,58 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
     interrupted = False
     last_partial = time.perf_counter()
     last_pass, last_work = 0.0, 1
+    row_rate = None             # chunked: seconds per row and sample of the last call
+    cut = None                  # chunked, stopped inside a pass: (rows that pass finished, its samples)
     try:
         with stop.active():
             sample = 0
             while sample < spp:
                 if stop.requested or (plan is not None and plan.done):
                     break
-                count = plan.chunk(sample) if plan is not None else \
-                    _uniform_count(spp - sample, last_pass, last_work, callback is None and not partial)
+                batch = callback is None and not partial
+                if chunked:
+                    count, rows_per_call = _chunk(spp - sample, h, row_rate, batch)
+                else:
+                    count = plan.chunk(sample) if plan is not None else \
+                        _uniform_count(spp - sample, last_pass, last_work, batch)
                 if adaptive and budget is not None and sample > 0 and \
                         _elapsed(clock) + last_pass * plan.work(count) / last_work > budget:
                     plan.stopped_by = "time"        # the next call, at the last one's speed, would not fit
                     break
                 work = plan.work(count) if plan is not None else count
                 started = time.perf_counter()
-                try:
-                    path_pass(scene)(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
-                                     env, cam, settings, table, rows=plan and plan.rows,
-                                     active=plan and plan.active, count=count)
-                finally:               # Ctrl-C twice: the call still finished its samples
-                    if plan is not None:
-                        plan.after_pass(sample + count, accum, count)
+                if chunked:
+                    done_rows = 0
+                    try:
+                        while done_rows < h:
+                            if stop.requested:
+                                break
+                            chunk = order[done_rows:done_rows + rows_per_call]
+                            called = time.perf_counter()
+                            try:
+                                path_pass(scene)(accum, nonfinite, counter, sample, scene.accel, scene.geometry,
+                                                 lights, env, cam, settings, table, rows=chunk, count=count,
+                                                 **extra)
+                            finally:       # the call finished its rows, even through Ctrl-C
+                                done_rows += chunk.shape[0]
+                                counter[0] = sample
+                            row_rate = max(time.perf_counter() - called, 1e-9) / (chunk.shape[0] * count)
+                            if count == 1:
+                                rows_per_call = _chunk(spp - sample, h, row_rate, False)[1]
+                    finally:
+                        if done_rows < h:
+                            cut = (order[:done_rows], count)
+                    if done_rows < h:
+                        break
+                    counter[0] = sample + count
+                else:
+                    try:
+                        path_pass(scene)(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
+                                         env, cam, settings, table, rows=plan and plan.rows,
+                                         active=plan and plan.active, count=count, **extra)
+                    finally:               # Ctrl-C twice: the call still finished its samples
+                        if plan is not None:
+                            plan.after_pass(sample + count, accum, count)
                 last_pass, last_work = time.perf_counter() - started, max(work, 1)
                 if aov_buf is not None:
                     for k in range(sample, min(sample + count, s["min_spp"]) if plan is not None else sample + count):
@@ -375,7 +419,8 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
                     callback(int(counter[0]), spp)
                 if partial and time.perf_counter() - last_partial >= partial[1] and sample < spp:
                     part = RenderedImage(_mean_and_variance(accum, int(counter[0]), plan)[0],
-                                         _info(s, int(counter[0]), int(nonfinite.sum()), clock, plan))
+                                         _info(s, int(counter[0]), int(nonfinite.sum()), clock, plan,
+                                               capped=_capped_pixels(capped)))
                     partial[0](part)
                     last_partial = time.perf_counter()
     except KeyboardInterrupt:
@@ -386,14 +431,51 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
     done = int(counter[0])
     image = var = None
     if done > 0:
-        mean, var = _mean_and_variance(accum, done, plan)
+        if cut is not None and cut[0].shape[0] > 0:
+            mean, var = _mean_and_variance_rows(accum, done, cut)
+        else:
+            mean, var = _mean_and_variance(accum, done, plan)
         image, var = mean.astype(np.float32), var.astype(np.float32)
     if (interrupted or stop.requested) and done < spp and not (plan is not None and plan.done):
         if image is not None:
-            image = RenderedImage(image, _info(s, done, int(nonfinite.sum()), clock, plan))
+            image = RenderedImage(image, _info(s, done, int(nonfinite.sum()), clock, plan,
+                                               capped=_capped_pixels(capped)))
             image.variance = var
         raise RenderInterrupted(image, done, spp)
-    return image, var, done, nonfinite, plan
+    return image, var, done, nonfinite, plan, _capped_pixels(capped)
+
+
+def _capped_pixels(capped):
+    """Pixels with at least one path cut at the media step cap (``capped``: None or (H, W))."""
+    return 0 if capped is None else int(np.count_nonzero(capped))
+
+
+FIRST_CHUNK_ROWS = 2     # per thread: a media render's first call, before any is timed
+
+
+def _chunk(left, height, row_rate, batch):
+    """A uniform media render's next call -> (samples per pixel, rows per call): the
+    whole pass, with as many samples as fit in :data:`BATCH_SECONDS` (one unless
+    ``batch``), when one pass fits; else one sample, and as many rows as fit (at least
+    one). ``row_rate``: seconds per row and sample of the last call (None: none yet)."""
+    from .kernels.threads import thread_count
+    if row_rate is None:
+        return 1, min(height, FIRST_CHUNK_ROWS * thread_count(height))
+    per_pass = row_rate * height
+    if per_pass <= BATCH_SECONDS:
+        return (max(1, min(left, int(BATCH_SECONDS / per_pass))) if batch else 1), height
+    return 1, max(1, min(height, int(BATCH_SECONDS / row_rate)))
+
+
+def _mean_and_variance_rows(accum, done, cut):
+    """:func:`_mean_and_variance` of a uniform render stopped inside a pass: ``done``
+    passes everywhere, and the rows ``cut[0]`` have ``cut[1]`` samples more."""
+    n = np.full((accum.shape[0], 1, 1), float(done))
+    n[cut[0]] += cut[1]
+    mean = accum[..., :3] / n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = np.where(n >= 2, np.maximum(accum[..., 3:] / n - mean * mean, 0.0) * (n / (n - 1.0)), 0.0)
+    return mean, var / n
 
 
 BATCH_SECONDS = 0.25     # a uniform render's kernel call, once the first pass has timed one sample

@@ -35,6 +35,12 @@ Random numbers: the first distance number and the first real/null decision of a 
 come from the integrator (its Sobol group); every further number is ``rng.rand01`` of
 dimension ``MEDIUM_DIMS + counter`` (a per-path counter the functions return), so the
 image depends on the seed only.
+
+Step cap: delta and ratio tracking stop when the path's counter reaches ``RC_CAP`` (2 *
+``layout.MAX_NULL_COLLISIONS``) and return the counter ``CAPPED`` (-1) with zero
+transmittance / beta factors: the integrator then ends the path with radiance 0 and
+counts its pixel. The majorant-grid DDA (``while t < t1``) needs no cap: each step enters
+the next cell along a straight line and it leaves the grid after at most mx + my + mz.
 """
 import math
 
@@ -42,8 +48,8 @@ import numpy as np
 from raytrace.jit import helper, unit, row_kernel
 
 from ..layout import (G_ACHANNELS, G_ALBEDO, G_ANX, G_ANY, G_ANZ, G_BLOCK, G_CHANNELS, G_DENSITY,
-                      G_MAJORANT, G_MX, G_MY, G_MZ, G_NX, G_NY, G_NZ, M_TYPE, MAT_NULL, MEDIUM_HOMOGENEOUS,
-                      MISS)
+                      G_MAJORANT, G_MX, G_MY, G_MZ, G_NX, G_NY, G_NZ, M_TYPE, MAT_NULL, MAX_NULL_COLLISIONS,
+                      MEDIUM_HOMOGENEOUS, MISS)
 from .borrow import borrow
 from .camera_rays import camera_ray
 from .frame import orthonormal_basis
@@ -60,6 +66,8 @@ MEDIUM_DIMS = np.int64(1 << 40)   # rand01 dimensions of the media's further num
 MAX_CROSSINGS = 64           # null boundaries one ray may cross (the view; shadow rays)
 MARCH_STEP = 0.25            # optical-depth quadrature step, in voxels
 SHADOW_END = 1.0 - 1e-6      # shadow rays stop this fraction short of the light point (as the path tracer's)
+RC_CAP = np.int64(2 * MAX_NULL_COLLISIONS)   # a path's media numbers: the step cap (layout.MAX_NULL_COLLISIONS)
+CAPPED = np.int64(-1)        # the counter returned once a path reached RC_CAP: the path must end
 
 
 # ------------------------------------------------------------------ phase function
@@ -271,7 +279,7 @@ def medium_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, s
 @helper
 def grid_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, seed, pixel, sample, rc):
     """Delta tracking through grid medium k (module docstring), cell by cell of its
-    majorant grid."""
+    majorant grid. At the step cap: no scattering, zero factors and the counter CAPPED."""
     b0 = b1 = b2 = 1.0     # the null collisions' product: the same for beta and the ratios
     t0, t1, px, py, pz, vx, vy, vz = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
     if not t0 < t1:
@@ -302,6 +310,8 @@ def grid_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, see
             u = rand01(seed, pixel, sample, MEDIUM_DIMS + rc)
             tau = -math.log(1.0 - rand01(seed, pixel, sample, MEDIUM_DIMS + rc + 1))
             rc += 2
+            if rc >= RC_CAP:                          # the step cap: the path ends (module docstring)
+                return False, tmax, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, CAPPED
         if mu > 0.0:
             tau -= mu * (t_exit - t)
         t = t_exit
@@ -316,7 +326,7 @@ def grid_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, see
 @helper
 def grid_ratio_tracking(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sample, rc):
     """Transmittance (3 channels) of grid medium k along o + t d, t in [0, tmax], by ratio
-    tracking (module docstring) -> (T (3), rc)."""
+    tracking (module docstring) -> (T (3), rc); at the step cap (0, 0, 0, CAPPED)."""
     t0, t1, px, py, pz, vx, vy, vz = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
     tr0 = tr1 = tr2 = 1.0
     if not t0 < t1:
@@ -342,6 +352,8 @@ def grid_ratio_tracking(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sam
                 return 0.0, 0.0, 0.0, rc
             tau = -math.log(1.0 - rand01(seed, pixel, sample, MEDIUM_DIMS + rc))
             rc += 1
+            if rc >= RC_CAP:                          # the step cap: the path ends (module docstring)
+                return 0.0, 0.0, 0.0, CAPPED
         if mu > 0.0:
             tau -= mu * (t_exit - t)
         t = t_exit

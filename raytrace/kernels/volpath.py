@@ -31,6 +31,13 @@ real or null), ``2 + 5b`` the light, ``3 + 5b`` the direction, ``4 + 5b`` the lo
 boundary) and every further number of delta and ratio tracking come from ``rng.rand01``
 with a per-path counter
 (:mod:`raytrace.kernels.media`). So the image depends on the seed only.
+
+Every loop ends: the path loop after ``SAFETY_DEPTH`` vertices and ``MAX_CROSSINGS``
+``null`` crossings between two vertices (the path then ends keeping what it gathered, as
+at ``max_depth``); delta and ratio tracking at the media step cap
+(``layout.MAX_NULL_COLLISIONS``, counted per path): such a path ends with radiance 0
+(the whole sample, what it gathered before included, counts as 0, as a non-finite
+sample does) and the row kernel adds 1 to its pixel's ``capped`` count.
 """
 import math
 
@@ -43,7 +50,7 @@ from .bsdf import TINY, bsdf_chooses_lobe, bsdf_eval, bsdf_has_smooth
 from .emitters import sample_light
 from .frame import orthonormal_basis
 from .intersect import scene_hit
-from .media import (MAX_CROSSINGS, MEDIUM_DIMS, hg_pdf, hg_sample, medium_flight,
+from .media import (CAPPED, MAX_CROSSINGS, MEDIUM_DIMS, hg_pdf, hg_sample, medium_flight,
                     shadow_transmittance)
 from .path import (LENS_GROUP, SAFETY_DEPTH, UNBOUNDED, _add_radiance, arriving_side, camera_sample,
                    emitted_at_hit, emitted_on_miss, mis_weight, rand2, russian_roulette, scatter)
@@ -131,7 +138,9 @@ def flight(media, m, o, d, tmax, hero, first, sampler, rng, group):
 def trace_volume(bvh, geo, lights, env, media, settings, pixel, sample, ox, oy, oz, dx, dy, dz):
     """Radiance (r, g, b) arriving at o from direction -d (unit): one path (module
     docstring). ``beta`` is f / p of the hero channel, ``r`` the other channels' path
-    densities relative to the hero's; contributions are weighted by 1 / mean(r)."""
+    densities relative to the hero's; contributions are weighted by 1 / mean(r).
+    -> (r, g, b, capped): ``capped`` when the path reached the media step cap (its
+    radiance is then 0, module docstring)."""
     max_depth = settings.max_depth if settings.max_depth >= 0 else UNBOUNDED
     sampler, seed, eps = settings.sampler, settings.seed, settings.epsilon
     hero = min(int(3.0 * rand2(sampler, seed, pixel, sample, HERO_GROUP)[0]), 2)
@@ -150,6 +159,8 @@ def trace_volume(bvh, geo, lights, env, media, settings, pixel, sample, ox, oy, 
             scattered, t, f0, f1, f2, q0, q1, q2, rc = flight(media, m, (ox, oy, oz), (dx, dy, dz), hit.t, hero,
                                                               fresh, sampler, (seed, pixel, sample, rc), group)
             fresh = False
+            if rc == CAPPED:
+                return 0.0, 0.0, 0.0, True
             b0, b1, b2, r0, r1, r2 = b0 * f0, b1 * f1, b2 * f2, r0 * q0, r1 * q1, r2 * q2
             w_mis = 3.0 / (r0 + r1 + r2)
         if not scattered and hit.kind == MISS:
@@ -182,6 +193,8 @@ def trace_volume(bvh, geo, lights, env, media, settings, pixel, sample, ox, oy, 
         ok, dx, dy, dz, wr, wg, wb, prev_pdf, prev_delta, eta_step, side, rc, light = vertex(
             bvh, geo, lights, env, media, m, scattered, (px, py, pz), (dx, dy, dz), (g3, t13, b13, s3, wi3),
             (mat, colour, eta), eps, sampler, (seed, pixel, sample, rc), group)
+        if rc == CAPPED:                                        # a shadow ray reached the step cap
+            return 0.0, 0.0, 0.0, True
         lr, lg, lb = lr + b0 * w_mis * light[0], lg + b1 * w_mis * light[1], lb + b2 * w_mis * light[2]
         if not ok:
             break
@@ -203,7 +216,7 @@ def trace_volume(bvh, geo, lights, env, media, settings, pixel, sample, ox, oy, 
         if not go_on:
             break
         b0, b1, b2 = b0 / q, b1 / q, b2 / q
-    return lr, lg, lb
+    return lr, lg, lb, False
 
 
 @helper
@@ -234,12 +247,14 @@ def vertex(bvh, geo, lights, env, media, m, scattered, p, d, frame, shading, eps
 
 
 @row_kernel
-def volpath_rows(rows, queue, accum, nonfinite, active, sample, count, bvh, geo, lights, env, cam,
+def volpath_rows(rows, queue, accum, nonfinite, capped, active, sample, count, bvh, geo, lights, env, cam,
                  settings, filter_table, media):
     """:func:`raytrace.kernels.path.path_rows` with the volumetric path loop
-    (:func:`trace_volume`): the same buffers, adaptive sampling and row queue."""
+    (:func:`trace_volume`): the same buffers, adaptive sampling and row queue, and
+    ``capped`` (H, W) int64: per pixel, the samples whose path reached the media step
+    cap (they add radiance 0)."""
     bvh, geo, lights, env, media = borrow(bvh), borrow(geo), borrow(lights), borrow(env), borrow(media)
-    accum, nonfinite, active = borrow(accum), borrow(nonfinite), borrow(active)
+    accum, nonfinite, capped, active = borrow(accum), borrow(nonfinite), borrow(capped), borrow(active)
     every_pixel = active.shape[0] == 1
     i = next_row(rows, queue)
     while i >= 0:
@@ -248,9 +263,11 @@ def volpath_rows(rows, queue, accum, nonfinite, active, sample, count, bvh, geo,
                 continue
             for k in range(sample, sample + count):
                 ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, k)
-                lr, lg, lb = trace_volume(bvh, geo, lights, env, media, settings, i * settings.width + j, k,
-                                          ox, oy, oz, dx, dy, dz)
-                if math.isfinite(lr) and math.isfinite(lg) and math.isfinite(lb):
+                lr, lg, lb, cut = trace_volume(bvh, geo, lights, env, media, settings, i * settings.width + j,
+                                               k, ox, oy, oz, dx, dy, dz)
+                if cut:
+                    capped[i, j] += 1
+                elif math.isfinite(lr) and math.isfinite(lg) and math.isfinite(lb):
                     _add_radiance(accum, i, j, lr, lg, lb)
                 else:
                     nonfinite[i, j] += 1
@@ -258,16 +275,20 @@ def volpath_rows(rows, queue, accum, nonfinite, active, sample, count, bvh, geo,
 
 
 def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, env, cam, settings, filter_table,
-                rows=None, active=None, count=1, media=None):
+                rows=None, active=None, count=1, media=None, capped=None):
     """:func:`raytrace.kernels.path.render_pass` for a scene with ``media``
-    (:class:`raytrace.layout.Media`): the same arguments and buffers."""
+    (:class:`raytrace.layout.Media`): the same arguments and buffers; ``capped``: (H, W)
+    int64 counts of samples cut at the media step cap (:func:`volpath_rows`), or None
+    (not kept)."""
     if rows is None:
         height = accum.shape[0]
         rows = (np.arange(height, dtype=np.int64) * settings.row_stride) % height
     if active is None:
         active = np.ones((1, 1), np.uint8)
+    if capped is None:
+        capped = np.zeros(accum.shape[:2], np.int64)     # untouched pages: no memory unless written
     try:
-        run_rows(volpath_rows, rows, accum, nonfinite, active, sample, count, bvh, geo, lights, env, cam,
+        run_rows(volpath_rows, rows, accum, nonfinite, capped, active, sample, count, bvh, geo, lights, env, cam,
                  settings, filter_table, media)
     except KeyboardInterrupt:
         counter[0] = sample + count
