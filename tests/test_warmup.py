@@ -2,11 +2,12 @@
 import io
 import json
 
+import pytest
 from numba import njit, typeof
 
-import raytrace  # noqa: F401  (configures the Numba cache folder)
-from raytrace.jit import warmup
+import raytrace
 from raytrace.accel.instances import SceneAccel, with_empty_instance_levels
+from raytrace.jit import warmup
 
 PLANE_SCENE = {
     "camera": {"center": [0, 1, 0], "direction": [0, -1, 0], "up": [0, 0, -1]},
@@ -84,3 +85,22 @@ def test_notice_on_compile_speaks_only_when_numba_compiles():
     with warmup.notice_on_compile(stream=stream):
         assert twice(4) == 8                    # compiled already: no event, no notice
     assert stream.getvalue() == ""
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "folder", "regular"])
+def test_peeking_never_opens_what_is_not_a_regular_file(tmp_path, kind):
+    """The warm-up peeks at the scene file before the loader checks it: a FIFO (opening it
+    would block), a link to /dev/zero (endless) or a folder is left to the loader; a
+    regular file is read (negative control)."""
+    import os
+    p = tmp_path / "scene.json"
+    if kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "dev_zero":
+        p.symlink_to("/dev/zero")
+    elif kind == "folder":
+        p.mkdir()
+    else:
+        p.write_text('{"integrator": {"type": "path"}}')
+    assert warmup.integrator_of(p) == ("path" if kind == "regular" else "whitted")
+    assert warmup.readable_json(p) == (kind == "regular")

@@ -71,12 +71,21 @@ def builder_cached():
     return all(_dispatcher_cached(f) for f in _builder())
 
 
+PEEK_BYTES = 1 << 26      # a scene file larger than this is not peeked at (the loader judges it)
+
+
 def _peek(scene_path):
-    """The scene file's JSON (None when it is not JSON or does not parse)."""
+    """The scene file's JSON (None when it is not JSON, does not parse, or is not a
+    regular file of at most :data:`PEEK_BYTES`: a FIFO, ``/dev/zero`` or a huge file is
+    never opened here, the loader says what it is)."""
+    from userio.files import file_kind
     path = pathlib.Path(scene_path)
     if path.suffix.lower() != ".json":
         return None
     try:
+        st, kind = file_kind(path)
+        if st is None or kind is not None or st.st_size > PEEK_BYTES:
+            return None
         data = json.loads(path.read_text())
     except (OSError, ValueError, RecursionError):      # the loader reports these properly
         return None
