@@ -11,7 +11,7 @@ environment) and the copy's bytecode is compiled once before the first row. Rows
 - **cold**: the first render with an empty cache and no shipped kernels
   (``RAYTRACE_PREBUILT=0``): the Cornell box at 64 x 64 (path tracer, 4 spp) and the
   Whitted showcase as the README renders it (640 x 400, 16 spp). Run twice when a plan
-  of a previous compile exists (``raytrace/compile/parallel.py``): "cold, no plan" with
+  of a previous compile exists (``raytrace/jit/parallel.py``): "cold, no plan" with
   an empty cache, and "cold, plan" with an empty cache holding only the compile plan;
 - **warm**: the same renders again, nothing to compile;
 - **comment**: a comment line appended to ``kernels/bsdf.py`` and a docstring changed,
@@ -20,6 +20,9 @@ environment) and the copy's bytecode is compiled once before the first row. Rows
   rough metal uses; a constant that differs from run to run), then the path render;
 - **phong**: the issue's student edit, the specular term of ``phong`` (``kernels/whitted.py``)
   times 0.5 (and a constant that differs from run to run), then the Whitted showcase;
+- **anchor** (with ``leaf`` or ``phong``): Mitsuba 3 with a BSDF written in Python,
+  edited, next image (``benchmarks/mitsuba_anchor.py``, a fresh process each time); the
+  edit rows give their ratio to it, since machines here differ 2-3x from day to day;
 - **view**: ``raytrace view`` on the Cornell box (64 x 64) runs; ``ggx_d`` is edited as
   above and the time from the file's save to the first image of the new code in the
   page (the event stream's frame, its PNG fetched) is measured.
@@ -93,7 +96,7 @@ def view_row(root, cache, bsdf, repeat):
     """Seconds from saving an edit of ggx_d to the first frame of the new code fetched
     from a running ``raytrace view`` (its event stream, then /frame.png)."""
     sys.path.insert(0, str(REPO / "tests"))
-    from view_helpers import EventStream, Viewer
+    from view_helpers import Viewer
     e = env(root, cache)
     viewer = Viewer(WORK / "scenes" / "cornell_box.json", "--size", "64", "64", "--spp", "4", cwd=root,
                     env={k: e[k] for k in ("PYTHONPATH", "NUMBA_CACHE_DIR")})
@@ -103,7 +106,7 @@ def view_row(root, cache, bsdf, repeat):
         for _ in range(repeat):
             generation = state["generation"]
             original = bsdf.read_text()
-            with EventStream(viewer.port) as events:
+            with viewer.events() as events:
                 t0 = time.perf_counter()
                 edit(bsdf, GGX, f"    _edit = {time.time_ns()}\n{GGX}")
                 while True:
@@ -124,7 +127,7 @@ def view_row(root, cache, bsdf, repeat):
 
 
 def shown(cmd, note=""):
-    return "`" + " ".join(["python"] + [str(c).replace(str(WORK) + "/", "") for c in cmd[1:]]) + "`" + note
+    return "`" + " ".join(["python"] + [str(c).replace(str(WORK) + "/", "").replace(str(REPO) + "/", "") for c in cmd[1:]]) + "`" + note
 
 
 def main():
@@ -157,13 +160,12 @@ def main():
             for _ in range(args.repeat):
                 shutil.rmtree(cache, ignore_errors=True)
                 secs.append(timed(cmd, env(root, cache, RAYTRACE_PREBUILT="0"))[0])
-                plans = list(cache.glob("raytrace-*/plans.pkl"))
+                plans = list(cache.glob("raytrace-numba/kernels-*/plans-*.pkl"))
                 if plans:              # the same with only this machine's compile plan in the cache
-                    keep = plans[0].read_bytes()
-                    folder = plans[0].parent.name
+                    keep, rel = plans[0].read_bytes(), plans[0].relative_to(cache)
                     shutil.rmtree(cache)
-                    (cache / folder).mkdir(parents=True)
-                    (cache / folder / "plans.pkl").write_bytes(keep)
+                    (cache / rel).parent.mkdir(parents=True)
+                    (cache / rel).write_bytes(keep)
                     plan_secs.append(timed(cmd, env(root, cache, RAYTRACE_PREBUILT="0"))[0])
             add(f"cold first render, {label}, no plan", cmd, secs, " with RAYTRACE_PREBUILT=0, empty cache")
             if plan_secs:
@@ -187,13 +189,31 @@ def main():
             secs.append(timed(path_cmd, env(root, cache))[0] - statistics.median(warm_path))
             bsdf.write_text(original)
         add("comment-only edit of kernels/bsdf.py: next render minus a warm render", path_cmd, secs)
+    anchor = None
+    if {"leaf", "phong"} & set(only):
+        # the anchor, timed in this sitting: Mitsuba 3 with a BSDF written in Python, edited
+        # (a value that differs each run), next image (benchmarks/mitsuba_anchor.py)
+        script = REPO / "benchmarks" / "mitsuba_anchor.py"
+        cmd = [sys.executable, str(script), str(WORK / "anchor.png"), "scalar_rgb"]
+        try:
+            import mitsuba  # noqa: F401
+            secs = [timed(cmd + [str(time.time_ns() % 1000)], env(root, cache))[0] for _ in range(args.repeat)]
+            anchor = statistics.median(secs)
+            add("anchor: Mitsuba 3 (scalar_rgb), a BSDF written in Python edited, next Cornell box 64 x 64, 4 spp",
+                cmd, secs)
+        except ImportError:
+            print("  (mitsuba is not installed: no anchor row; pip install -e '.[reference]')")
+
+    def versus(secs):
+        return f" ({statistics.median(secs) / anchor:.1f}x the anchor)" if anchor else ""
+
     if "leaf" in only:
         secs = []
         for _ in range(args.repeat):
             original = edit(bsdf, GGX, f"    _edit = {time.time_ns()}\n    return 1.0 / (math.pi * a2 * t * t)\n")
             secs.append(timed(path_cmd, env(root, cache))[0])
             bsdf.write_text(original)
-        add("body edit of ggx_d (kernels/bsdf.py), next path render", path_cmd, secs)
+        add("body edit of ggx_d (kernels/bsdf.py), next path render" + versus(secs), path_cmd, secs)
     if "phong" in only:
         secs = []
         for _ in range(args.repeat):
@@ -201,8 +221,8 @@ def main():
                                             "    return intensity * (n_dot_l * kd + 0.5 * spec * ks)\n")
             secs.append(timed(whitted_cmd, env(root, cache))[0])
             whitted.write_text(original)
-        add("body edit of phong (kernels/whitted.py, specular x 0.5), next Whitted showcase render",
-            whitted_cmd, secs)
+        add("body edit of phong (kernels/whitted.py, specular x 0.5), next Whitted showcase render"
+            + versus(secs), whitted_cmd, secs)
     if "view" in only:
         secs = view_row(root, cache, bsdf, args.repeat)
         rows.append(("raytrace view: a body edit of ggx_d saved -> the first image of the new code in the page",

@@ -34,7 +34,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 from reports import OtherLoad, add_record_flag, cpu_name, write_report  # noqa: E402
-from view_helpers import EventStream, Viewer  # noqa: E402
+from view_helpers import Viewer  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 WORK = REPO / "benchmarks" / "output" / "view"
@@ -78,7 +78,7 @@ def measure(name, edits):
     path, data = _copy(name, source)
     viewer = Viewer(path, *options)
     try:
-        with EventStream(viewer.port) as events:
+        with viewer.events() as events:
             state = events.next(600)
             while not (state["frame"] and state["frame"]["stage"] == "done" and state["frame"]["current"]):
                 assert not state["error"], state["error"]

@@ -3,16 +3,20 @@ loads and shows the image, an edit of the scene file changes the picture where t
 is and nowhere else, a drag orbits the camera, the wheel dollies, hovering names the
 object, a broken edit shows its one line; the page works under its Content-Security-Policy,
 another site's page cannot frame it, and numbers out of range leave it updating (issue 39,
-rows 1 and 3). Screenshots go to tests/output/ to be looked at."""
+rows 1 and 3); the address printed (with its token) works, and neither that address without
+its token nor a page of another origin can drive the preview (issue 43). Screenshots go to
+tests/output/ to be looked at."""
 import io
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 
 from cdp import Browser, find_chromium
+from raytrace.view import protocol
 from view_helpers import DEADLINE, Viewer, done_after, probe_scene, write_scene
 
 W, H = 192, 144          # the image; shown at its own size (CSS pixels = screenshot pixels)
@@ -38,6 +42,12 @@ def _shown(browser, frame_id):
     browser.wait_for(f"document.getElementById('frame').dataset.frame === '{frame_id}'", deadline_s=DEADLINE)
 
 
+def _a_frame_shown(browser):
+    """Wait until the page shows a frame (any: the scene may have been loaded again
+    meanwhile) -> its id."""
+    return browser.wait_for("document.getElementById('frame').dataset.frame", deadline_s=DEADLINE)
+
+
 def _moves_sent(browser):
     """Wait until the page has posted every camera move of a gesture (a drag sends several:
     on a busy machine the first may be rendered to the end before the next arrives, and
@@ -53,7 +63,7 @@ def test_page_edit_drag_wheel_hover_and_error(tmp_path, chromium, output_dir):
     viewer = Viewer(path)
     try:
         with Browser(900, 560, timeout=120, chromium=chromium) as browser:
-            browser.open(f"http://127.0.0.1:{viewer.port}/")
+            browser.open(viewer.url)
             first = viewer.wait(done_after())
             _shown(browser, first["frame"]["id"])
             box = browser.evaluate("JSON.stringify(document.getElementById('frame').getBoundingClientRect())")
@@ -215,13 +225,13 @@ def test_the_page_works_under_its_policy_and_survives_numbers_out_of_range(tmp_p
     viewer = Viewer(path)
     try:
         with Browser(900, 560, timeout=120, chromium=chromium) as browser:
-            browser.open(f"http://127.0.0.1:{viewer.port}/")
+            browser.open(viewer.url)
             first = viewer.wait(done_after())
             _shown(browser, first["frame"]["id"])
             assert _csp_reports(browser) == []
             replies = browser.evaluate("""Promise.all(['{"dolly": 1e308}', '{"dolly": 1e999}',
                 '{"orbit": [1e308, 0]}'].map((body) => fetch('/camera', {method: 'POST',
-                headers: {'Content-Type': 'application/json'}, body})
+                headers: {'Content-Type': 'application/json', 'X-Raytrace-Token': TOKEN}, body})
                 .then(async (r) => [r.status, (await r.json()).error])))""")
             assert replies == [[400, "dolly: must be within 0.001 .. 1000, got 1e+308"],
                                [400, "numbers must be finite, got 1e999"],
@@ -246,4 +256,188 @@ def test_the_page_works_under_its_policy_and_survives_numbers_out_of_range(tmp_p
             _shot(browser, output_dir / "8_after_numbers_out_of_range.png")
             assert _csp_reports(browser) == []
     finally:
+        viewer.kill()
+
+
+# ------------------------------------------------------------------ issue 43: only the owner drives it
+def test_the_printed_address_works_and_the_page_without_its_token_shows_nothing(tmp_path, chromium, output_dir):
+    """The address raytrace view prints (and the file it gives the browser, which redirects
+    there) shows the frame; the same page without the token, or with a wrong one, shows
+    the server's one line and no image. Each half is the other's control: the first shows
+    that the check (an image on the page, its frame id) sees a frame when one comes."""
+    from raytrace.view.cli import _redirect_file, _remove_redirect
+    path = tmp_path / "probe.json"
+    write_scene(path, probe_scene(size=(W, H)))
+    viewer = Viewer(path)
+    try:
+        first = viewer.wait(done_after())
+        with Browser(900, 560, timeout=120, chromium=chromium) as browser:
+            browser.open(viewer.url)
+            assert int(_a_frame_shown(browser)) >= first["frame"]["id"]
+            assert not browser.evaluate("document.getElementById('frame').hidden")
+            _shot(browser, output_dir / "9_printed_address.png")
+
+            page = _redirect_file(viewer.url)                 # what the browser is given to open
+            try:
+                assert oct(page.stat().st_mode & 0o777) == "0o600"
+                assert oct(page.parent.stat().st_mode & 0o777) == "0o700"
+                browser.open(page.as_uri())
+                browser.wait_for(f"location.href === {json.dumps(viewer.url)}", deadline_s=DEADLINE)
+                assert int(_a_frame_shown(browser)) >= first["frame"]["id"]
+            finally:
+                _remove_redirect(page)
+            assert not page.parent.exists()
+
+            for address in (f"http://127.0.0.1:{viewer.port}/", f"http://127.0.0.1:{viewer.port}/?token=wrong",
+                            f"http://127.0.0.1:{viewer.port}/?token={viewer.token[:-1]}"):
+                browser.open(address)
+                browser.wait_for(f"document.getElementById('status').textContent === {json.dumps(protocol.NO_TOKEN)}",
+                                 deadline_s=DEADLINE)
+                assert browser.evaluate("document.getElementById('frame').dataset.frame === undefined "
+                                        "&& document.getElementById('frame').hidden"), address
+                assert browser.evaluate("document.getElementById('empty').hidden") is False
+            _shot(browser, output_dir / "10_address_without_token.png")
+    finally:
+        viewer.kill()
+
+
+# The same attempt to drive the preview, run from another origin's page and from the
+# preview's own: a command, a plain POST (no preflight), the state, a frame, a save and the
+# event stream -> what each gave: a status, or "failed" (the browser refused it).
+ATTEMPT = """async (base, token) => {
+  const header = token === null ? {} : {"X-Raytrace-Token": token};
+  const query = token === null ? "" : `?token=${encodeURIComponent(token)}`;
+  const json = {...header, "Content-Type": "application/json"};
+  const out = {};
+  const settle = async (name, request) => {
+    try {
+      out[name] = (await request).status;
+    } catch (e) {
+      out[name] = "failed";
+    }
+  };
+  await settle("command", fetch(base + "/mode", {method: "POST", headers: json, body: '{"mode": "normals"}'}));
+  await settle("plain post", fetch(base + "/mode" + query, {method: "POST", mode: "no-cors",
+                                   headers: {"Content-Type": "text/plain"}, body: '{"mode": "normals"}'}));
+  await settle("state", fetch(base + "/state", {headers: header}));
+  await settle("state, query", fetch(base + "/state" + query));
+  await settle("frame", fetch(base + "/frame.png" + query));
+  await settle("save", fetch(base + "/save", {method: "POST", headers: json, body: '{"format": "png"}'}));
+  out.events = await new Promise((done) => {
+    const events = new EventSource(base + "/events" + query);
+    events.onopen = () => { events.close(); done("open"); };
+    events.onerror = () => { events.close(); done("failed"); };
+  });
+  return out;
+}"""
+
+
+def _other_origin():
+    """A page on another port of 127.0.0.1 (another origin) that defines ATTEMPT."""
+    page = f"<!doctype html><title>another origin</title><script>window.attempt = {ATTEMPT};</script>".encode()
+
+    class Site(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            body = page if self.path == "/" else b""
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+    site = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    return site
+
+
+def _answers(browser, port, since):
+    """What the preview's server answered (the status on the wire, seen through the
+    DevTools Network domain even where the page may not read it) to each request the page
+    made to it after event number ``since`` -> sorted [(method, path, status)], status
+    "not sent" for a request whose preflight failed (it never left the browser); waits,
+    with a deadline, until every request has its outcome."""
+    end = time.monotonic() + DEADLINE
+    prefix = f"http://127.0.0.1:{port}/"
+    while True:
+        events = list(browser._events)[since:]
+        params = lambda name: [e["params"] for e in events if e.get("method") == name]   # noqa: E731
+        sent = {p["requestId"]: p["request"] for p in params("Network.requestWillBeSent")
+                if p["request"]["url"].startswith(prefix)}
+        outcome = {p["requestId"]: "not sent" for p in params("Network.loadingFailed")
+                   if (p.get("corsErrorStatus") or {}).get("corsError", "").startswith("Preflight")}
+        outcome.update({p["requestId"]: p["statusCode"] for p in params("Network.responseReceivedExtraInfo")})
+        if sent and all(rid in outcome for rid in sent):
+            return sorted(((r["method"], r["url"][len(prefix) - 1:].split("?")[0], outcome[rid])
+                           for rid, r in sent.items()), key=str)
+        assert time.monotonic() < end, f"no outcome for {[r['url'] for rid, r in sent.items() if rid not in outcome]}"
+        browser.evaluate("1")                              # let the events of the meantime arrive
+        time.sleep(0.05)
+
+
+def test_a_page_of_another_origin_cannot_drive_the_preview(tmp_path, chromium, output_dir):
+    """A page served from another port (another origin) tries to drive the preview: a
+    command, a save, the state, a frame, the event stream. Everything fails in the page,
+    nothing changes, and the server answered every request that reached it with 403 (a
+    command with a preflight never left the browser: its OPTIONS got 405). Controls: the
+    same page given the token is answered 200 where only the browser's CORS stands in the
+    way (so the 403s are the token's), and the same script in the preview's own page with
+    the token changes the mode, writes a file and follows the stream (so the checks would
+    see a drive)."""
+    path = tmp_path / "probe.json"
+    write_scene(path, probe_scene(size=(W, H)))
+    out = tmp_path / "saved"
+    out.mkdir()
+    viewer = Viewer(path, "--save-dir", out)
+    site = None
+    try:
+        first = viewer.wait(done_after())
+        untouched = lambda s: (s["mode"], s["camera_overridden"], s["time"])     # noqa: E731
+        site = _other_origin()
+        base = json.dumps(f"http://127.0.0.1:{viewer.port}")
+        with Browser(900, 560, timeout=120, chromium=chromium) as browser:
+            browser.open(f"http://127.0.0.1:{site.server_address[1]}/")
+            browser.send("Network.enable")
+            since = len(browser._events)
+            tried = browser.evaluate(f"window.attempt({base}, null)")
+            assert tried == {name: "failed" for name in ("command", "plain post", "state", "state, query",
+                                                         "frame", "save", "events")}, tried
+            answers = _answers(browser, viewer.port, since)
+            assert answers == sorted([("OPTIONS", "/mode", 405), ("POST", "/mode", "not sent"),
+                                      ("POST", "/mode", 403), ("GET", "/state", 403), ("GET", "/state", 403),
+                                      ("GET", "/frame.png", 403), ("OPTIONS", "/save", 405),
+                                      ("POST", "/save", "not sent"), ("GET", "/events", 403)],
+                                     key=str), answers
+            assert untouched(viewer.state()) == untouched(first) == ("color", False, first["time"])
+            assert list(out.iterdir()) == []
+
+            # control 1: given the token, the same page is answered where the browser lets
+            # the request go (its CORS still keeps the answer from the page; commands still
+            # meet the Origin check)
+            since = len(browser._events)
+            tried = browser.evaluate(f"window.attempt({base}, {json.dumps(viewer.token)})")
+            assert set(tried.values()) == {"failed"}, tried
+            answers = _answers(browser, viewer.port, since)
+            assert ("GET", "/state", 200) in answers and ("GET", "/frame.png", 200) in answers, answers
+            assert ("GET", "/events", 200) in answers and ("POST", "/mode", 403) in answers, answers
+            assert untouched(viewer.state()) == untouched(first) == ("color", False, first["time"])
+            assert list(out.iterdir()) == []
+
+            # control 2: the same script in the preview's own page, with its token, drives it
+            browser.open(viewer.url)
+            _a_frame_shown(browser)
+            tried = browser.evaluate(f"({ATTEMPT})('', TOKEN)")
+            assert tried == {"command": 200, "plain post": 400, "state": 200, "state, query": 200, "frame": 200,
+                             "save": 200, "events": "open"}, tried
+            assert viewer.state()["mode"] == "normals" and len(list(out.iterdir())) == 1
+            # and without the token, the preview's own page is refused too
+            tried = browser.evaluate(f"({ATTEMPT})('', null)")
+            assert tried == {"command": 403, "plain post": 403, "state": 403, "state, query": 403, "frame": 403,
+                             "save": 403, "events": "failed"}, tried
+            assert len(list(out.iterdir())) == 1
+            _shot(browser, output_dir / "11_driven_by_its_own_page.png")
+    finally:
+        if site is not None:
+            site.shutdown()
         viewer.kill()

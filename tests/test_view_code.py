@@ -110,7 +110,7 @@ def test_the_page_shows_the_compile_the_error_block_and_the_new_image(copy, outp
     viewer = Viewer(path, cwd=root, env={"PYTHONPATH": str(root)})
     try:
         with Browser(700, 420, timeout=120, chromium=chromium) as browser:
-            browser.open(f"http://127.0.0.1:{viewer.port}/")
+            browser.open(viewer.url)
             first = viewer.wait(done_after())
             browser.wait_for(f"document.getElementById('frame').dataset.frame === '{first['frame']['id']}'",
                              deadline_s=DEADLINE)

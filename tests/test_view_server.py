@@ -8,8 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from view_helpers import (REPO, EventStream, done_after, probe_scene, textured_scene, write_png,
-                          write_scene)
+from view_helpers import REPO, done_after, probe_scene, textured_scene, write_png, write_scene
 
 
 
@@ -120,7 +119,7 @@ def test_two_tabs_see_the_same_frames(tmp_path, viewers):
     write_scene(path, probe_scene())
     v = viewers(path)
     first = v.wait(done_after())
-    with EventStream(v.port) as tab1, EventStream(v.port) as tab2:
+    with v.events() as tab1, v.events() as tab2:
         assert tab1.next(60)["version"] == tab2.next(60)["version"]      # each gets the state at once
         write_scene(path, probe_scene(left=(0.5, 0.5, 0.5)))
         seen = []
@@ -138,7 +137,7 @@ def test_ctrl_c_exits_130_and_frees_the_port(tmp_path, viewers):
     write_scene(path, probe_scene())
     v = viewers(path)
     v.wait(done_after())
-    with EventStream(v.port) as tab:                # an open page must not keep it alive
+    with v.events() as tab:                         # an open page must not keep it alive
         tab.next(60)
         code, lines = v.interrupt()
     assert code == 130
@@ -160,6 +159,11 @@ def test_two_viewers_on_different_ports(tmp_path, viewers):
     sa, sb = va.wait(done_after()), vb.wait(done_after())
     assert sa["scene"] == str(a) and sb["scene"] == str(b)
     assert not np.array_equal(va.frame()[1], vb.frame()[1])
+    # each has a secret of its own (issue 43): one's token opens nothing of the other's
+    assert va.token != vb.token and len(va.token) >= 43
+    assert va.url == f"http://127.0.0.1:{va.port}/?token={va.token}"
+    assert vb.request("GET", "/state", token=va.token)[0] == 403
+    assert vb.request("GET", "/state")[0] == 200                                   # the control: its own
     taken = subprocess.run([sys.executable, "-m", "raytrace", "view", str(a), "--no-browser", "--port",
                             str(va.port)], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert taken.returncode == 2                    # a port in use: one line

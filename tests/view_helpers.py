@@ -17,7 +17,9 @@ import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 DEADLINE = 300.0          # seconds: generous, for a busy machine with cold kernels
-URL_LINE = re.compile(r"raytrace view: http://127\.0\.0\.1:(\d+)/")
+URL_LINE = re.compile(r"raytrace view: (http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]+)) ")
+TOKEN_HEADER = "X-Raytrace-Token"
+OWN = object()            # Viewer.request's default token: the viewer's own
 
 
 def probe_scene(left=(0.9, 0.1, 0.1), right=(0.1, 0.3, 0.9), size=(64, 48)):
@@ -104,19 +106,23 @@ def wait_state(session, predicate, deadline=DEADLINE, errors=False):
 class Viewer:
     """``raytrace view SCENE --no-browser`` in a process group of its own (so Ctrl-C can be
     sent as a terminal does), with a client for its HTTP interface. ``env``: variables
-    added to the environment (``PYTHONPATH`` of a copy of the package, to edit its code)."""
+    added to the environment (``PYTHONPATH`` of a copy of the package, to edit its code).
+    ``url``, ``port`` and ``token``: from the address it printed; requests carry the token
+    unless told otherwise. ``browser``: leave ``--no-browser`` out (the test sets what
+    opens it: ``BROWSER`` in ``env``)."""
 
-    def __init__(self, scene, *args, cwd=REPO, env=None):
+    def __init__(self, scene, *args, cwd=REPO, env=None, browser=False):
         sys.path.insert(0, str(REPO / "tests"))
         from interrupts import start
-        self.proc = start(["-m", "raytrace", "view", str(scene), "--no-browser", *map(str, args)], cwd, env)
+        flags = [] if browser else ["--no-browser"]
+        self.proc = start(["-m", "raytrace", "view", str(scene), *flags, *map(str, args)], cwd, env)
         end = time.monotonic() + DEADLINE
-        self.port = None
+        self.port = self.url = self.token = None
         while self.port is None:
             for line in list(self.proc.lines):
                 m = URL_LINE.search(line)
                 if m:
-                    self.port = int(m.group(1))
+                    self.url, self.port, self.token = m.group(1), int(m.group(2)), m.group(3)
             if self.port is None:
                 assert self.proc.poll() is None, f"raytrace view ended: {self.errors()}"
                 assert time.monotonic() < end, "no address printed before the deadline"
@@ -125,10 +131,15 @@ class Viewer:
     def errors(self):
         return [line for line in self.proc.lines if not line.startswith("import time:")]
 
-    def request(self, method, path, body=None, headers=None, timeout=60):
+    def request(self, method, path, body=None, headers=None, timeout=60, token=OWN):
+        """(status, headers, body) of one request, with ``token`` in its header (default:
+        the viewer's own; None: no token)."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
             hdrs = dict(headers or {})
+            token = self.token if token is OWN else token
+            if token is not None:
+                hdrs.setdefault(TOKEN_HEADER, token)
             data = None
             if body is not None:
                 data = json.dumps(body).encode()
@@ -155,13 +166,17 @@ class Viewer:
     def wait(self, predicate, deadline=DEADLINE, errors=False):
         """The first state satisfying ``predicate``, read from the event stream; a state
         with an error fails at once unless ``errors``."""
-        with EventStream(self.port) as events:
+        with self.events() as events:
             end = time.monotonic() + deadline
             while True:
                 state = events.next(end - time.monotonic())
                 if predicate(state):
                     return state
                 assert errors or not state["error"], f"unexpected error: {state['error']}"
+
+    def events(self, token=OWN):
+        """An :class:`EventStream` of this viewer (with its token unless told otherwise)."""
+        return EventStream(self.port, self.token if token is OWN else token)
 
     def frame(self):
         """The current frame as (id, (H, W, 3) float32 linear radiance) from /frame.pfm."""
@@ -189,11 +204,13 @@ class Viewer:
 
 
 class EventStream:
-    """A client of ``/events``: :meth:`next` returns the next ``state`` event's JSON."""
+    """A client of ``/events`` (``token`` in its query, as the page sends it; None: none):
+    :meth:`next` returns the next ``state`` event's JSON."""
 
-    def __init__(self, port):
+    def __init__(self, port, token):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-        self.sock.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        query = "" if token is None else f"?token={token}"
+        self.sock.sendall(f"GET /events{query} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
         self.buf = b""
         self.headers_done = False
 

@@ -17,18 +17,27 @@
 - **headers** that forbid framing and content sniffing on every response
   (:data:`SECURITY_HEADERS`);
 - **addresses**: a request whose ``Host`` is not the server's loopback address is refused
-  (403), and so is a ``POST`` whose ``Origin`` is another site's.
+  (403), and so is a ``POST`` whose ``Origin`` is another site's;
+- **a token**: every request but those for :attr:`Server.open_paths` (the page and its
+  files, which hold no secret) must carry the server's secret :attr:`Server.token`, in the
+  header :data:`TOKEN_HEADER` or the query parameter :data:`TOKEN_PARAM` (the event
+  stream and images, which a page cannot give headers); a request without it, or with a
+  wrong one, is refused (403) before anything else is done for it. Tokens are compared
+  with :func:`hmac.compare_digest`, in a time that does not depend on where they differ.
 
 Subclasses implement ``do_GET`` and ``do_POST`` (``do_HEAD`` is ``do_GET`` without the
 body) with :meth:`Handler.send`, :meth:`Handler.send_json` and :meth:`Handler.refuse`.
 """
+import hmac
 import io
 import json
 import math
 import re
+import secrets
 import socket
 import threading
 import time
+import urllib.parse
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -46,6 +55,11 @@ SECURITY_HEADERS = (("X-Frame-Options", "DENY"), ("X-Content-Type-Options", "nos
                     ("Content-Security-Policy", CSP), ("Cross-Origin-Resource-Policy", "same-origin"),
                     ("Referrer-Policy", "no-referrer"), ("Cache-Control", "no-store"))
 METHODS = ("GET", "HEAD", "POST")
+TOKEN_HEADER = "X-Raytrace-Token"   # where fetch() and commands carry the token
+TOKEN_PARAM = "token"               # where the page's address, its event stream and images carry it
+TOKEN_BYTES = 32                    # of randomness in a token (43 URL-safe characters)
+NO_TOKEN = ("missing or wrong token: open the address that raytrace view printed "
+            f"(it ends in ?{TOKEN_PARAM}=...)")
 _VERSION = re.compile(r"HTTP/\d+(\.\d+)?")
 
 
@@ -127,16 +141,33 @@ class _Writer(io.RawIOBase):
         return len(data)
 
 
+def new_token():
+    """A secret for one server: :data:`TOKEN_BYTES` random bytes, URL-safe text."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def token_matches(presented, token):
+    """True when every value in ``presented`` (strings: the header's and the query's; at
+    least one) is ``token``, compared in constant time."""
+    expected = token.encode()
+    return bool(presented) and all(hmac.compare_digest(p.encode("utf-8", "replace"), expected)
+                                   for p in presented)
+
+
 class Server(ThreadingHTTPServer):
     """HTTP on 127.0.0.1:``port`` (0: a free port) with ``handler``, at most
-    :data:`MAX_CONNECTIONS` connections served at once (module docstring)."""
+    :data:`MAX_CONNECTIONS` connections served at once, every request but those for
+    :attr:`open_paths` asked for ``token`` (default: a new one, :func:`new_token`)
+    (module docstring)."""
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
     request_queue_size = 64
+    open_paths = frozenset()          # paths served without the token (a subclass's page)
 
-    def __init__(self, port, handler):
+    def __init__(self, port, handler, token=None):
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.token = token or new_token()
         super().__init__(("127.0.0.1", port), handler)
 
     @property
@@ -259,7 +290,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.command not in METHODS:
             return self.refuse(HTTPStatus.METHOD_NOT_ALLOWED, f"{self.command[:20]} is not served: "
                                f"use {', '.join(METHODS)}", [("Allow", ", ".join(METHODS))])
-        if not self._addressed_here():
+        if not self._addressed_here() or not self._token_given():
             return
         getattr(self, "do_GET" if self.command == "HEAD" else f"do_{self.command}")()
 
@@ -274,6 +305,19 @@ class Handler(BaseHTTPRequestHandler):
             self.refuse(HTTPStatus.FORBIDDEN, "commands are taken only from this preview's own page")
             return False
         return True
+
+    def _token_given(self):
+        """True when the request may go on: it is for one of the server's open paths, or
+        it carries the server's token (header or query); refused with 403 otherwise."""
+        url = urllib.parse.urlsplit(self.path)
+        if url.path in self.server.open_paths:
+            return True
+        presented = (self.headers.get_all(TOKEN_HEADER) or []) + \
+            urllib.parse.parse_qs(url.query, keep_blank_values=True).get(TOKEN_PARAM, [])
+        if token_matches(presented, self.server.token):
+            return True
+        self.refuse(HTTPStatus.FORBIDDEN, NO_TOKEN)
+        return False
 
     def read_body(self, limit):
         """The request's body (at most ``limit`` bytes, given by one Content-Length),

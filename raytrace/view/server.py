@@ -23,8 +23,11 @@ is closed within :data:`STREAM_POLL_S` seconds.
     POST /time                   {"t": seconds}
     POST /save                   {"format": "png" | "exr", "exposure": E} -> {"path": ...}
 
-HEAD is GET without the body. Bad requests get status 400 and ``{"error": one line}``;
-every number is bounded where it enters (:mod:`raytrace.view.commands`).
+HEAD is GET without the body. Every route but the page's own files (``/``,
+``/index.html``, ``/app.js``, ``/style.css``) needs the session's token: header
+``X-Raytrace-Token`` or query ``token=`` (403 and one JSON line without it). Bad requests
+get status 400 and ``{"error": one line}``; every number is bounded where it enters
+(:mod:`raytrace.view.commands`).
 """
 import pathlib
 import select
@@ -38,7 +41,7 @@ from userio.errors import UserError
 
 from . import commands
 from .commands import BadRequest
-from .protocol import Handler, HeadTooLarge, ReadTimeout, Server, json_line
+from .protocol import TOKEN_PARAM, Handler, HeadTooLarge, ReadTimeout, Server, json_line
 from .session import error_line
 
 STATIC = pathlib.Path(__file__).with_name("static")
@@ -53,19 +56,22 @@ MAX_STREAMS = 8              # event streams (open pages) at once
 
 class ViewServer(Server):
     """Serves ``session`` (set before :meth:`serve_forever`) on 127.0.0.1:``port`` (0: a
-    free port); saves go to ``save_dir``."""
+    free port) to whoever has ``token`` (default: a new secret); saves go to ``save_dir``."""
+    open_paths = frozenset(PAGES)              # the page and its files: no secret in them
 
-    def __init__(self, port=0, save_dir=".", session=None):
+    def __init__(self, port=0, save_dir=".", session=None, token=None):
         self.session = session
         self.save_dir = pathlib.Path(save_dir)
         self.stopping = threading.Event()
         self.streams = threading.BoundedSemaphore(MAX_STREAMS)
         self.saving = threading.Lock()         # held while a save writes (Ctrl-C waits for it)
-        super().__init__(port, _Handler)
+        super().__init__(port, _Handler, token)
 
     @property
     def url(self):
-        return f"http://127.0.0.1:{self.port}/"
+        """The page's address with the token, as printed and opened (the page reads the
+        token from it and sends it with every request)."""
+        return f"http://127.0.0.1:{self.port}/?{TOKEN_PARAM}={self.token}"
 
 
 def _gone(sock):

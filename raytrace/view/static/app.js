@@ -2,9 +2,16 @@
 // of Session.state()); the image is fetched as PNG when a new frame (or exposure) is wanted;
 // controls are JSON POSTs. The <img> carries data-frame (the id of the frame it shows) and
 // data-exposure once it has loaded, so that scripts and tests can tell what is on screen.
+// Every request but the page's own files carries the session's secret token, read from the
+// page's address (?token=..., as raytrace view prints it): as the X-Raytrace-Token header
+// on fetch() and as a query parameter where a request cannot have headers (the event stream).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
+const TOKEN = new URLSearchParams(location.search).get("token") || "";
+const HEADERS = {"X-Raytrace-Token": TOKEN};
+const withToken = (path) => `${path}${path.includes("?") ? "&" : "?"}token=${encodeURIComponent(TOKEN)}`;
+const get = (path) => fetch(path, {headers: HEADERS});
 const img = $("frame");
 let state = null;          // the last state received
 let wanted = null;         // {frame, exposure} the image should show
@@ -14,7 +21,7 @@ let shownUrl = null;       // object URL on screen
 function exposure() { return parseFloat($("exposure").value); }
 
 async function post(path, body) {
-  const reply = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json"},
+  const reply = await fetch(path, {method: "POST", headers: {...HEADERS, "Content-Type": "application/json"},
                                    body: JSON.stringify(body)});
   const value = await reply.json().catch(() => ({error: `HTTP ${reply.status}`}));
   if (!reply.ok) throw new Error(value.error || `HTTP ${reply.status}`);
@@ -36,7 +43,7 @@ async function loadImage() {
   loading = true;
   let failed = false;
   try {
-    const reply = await fetch(`/frame.png?exposure=${want.exposure}&frame=${want.frame}`);
+    const reply = await get(`/frame.png?exposure=${want.exposure}&frame=${want.frame}`);
     if (!reply.ok) throw new Error(`HTTP ${reply.status}`);
     const id = reply.headers.get("X-Frame");
     const url = URL.createObjectURL(await reply.blob());
@@ -99,7 +106,11 @@ function showState(s) {
 }
 
 function connect() {
-  const events = new EventSource("/events");
+  if (!TOKEN) {
+    $("status").textContent = "this address has no token: open the address that raytrace view printed " +
+                              "(it ends in ?token=…)";
+  }
+  const events = new EventSource(withToken("/events"));
   events.addEventListener("state", (e) => {
     let s;
     try {
@@ -110,8 +121,15 @@ function connect() {
     }
     showState(s);
   });
-  events.onerror = () => {
-    $("status").textContent = "no live updates: has raytrace view stopped, or are too many pages open?";
+  events.onerror = async () => {
+    let why = "no live updates: has raytrace view stopped, or are too many pages open?";
+    if (events.readyState === EventSource.CLOSED) {      // refused, not dropped: ask why
+      try {
+        const reply = await get("/state");
+        if (reply.status === 403) why = (await reply.json()).error;
+      } catch (e) { /* stopped: the line above says so */ }
+    }
+    $("status").textContent = why;
   };
 }
 
@@ -188,7 +206,7 @@ async function askPixel() {
     while (hovering) {
       const {x, y} = hovering;
       hovering = null;
-      const reply = await fetch(`/pixel?x=${x}&y=${y}`);
+      const reply = await get(`/pixel?x=${x}&y=${y}`);
       const p = await reply.json();
       if (!reply.ok) { $("pixel").textContent = p.error; continue; }
       const v = p.value.map((c) => c.toPrecision(4)).join(", ");
@@ -228,7 +246,7 @@ $("time").addEventListener("input", async (e) => {
 });
 $("reset").addEventListener("click", () => post("/camera", {reset: true}));
 $("copy").addEventListener("click", async () => {
-  const text = await (await fetch("/camera.json")).text();
+  const text = await (await get("/camera.json")).text();
   const pre = $("camera-json");
   pre.textContent = text;
   pre.hidden = false;
