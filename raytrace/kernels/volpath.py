@@ -135,6 +135,20 @@ def flight(media, m, o, d, tmax, hero, first, sampler, rng, group):
 
 
 @helper
+def leave_vertex(media, m, scattered, px, py, pz, g3, side, eps, mat, entering):
+    """(ox, oy, oz, medium) of the ray leaving a vertex at p: in a medium the scatter
+    point itself; at a surface p moved ``eps`` along the geometric normal ``g3`` to the
+    side the new direction leaves by (``side`` > 0: the front), and through the surface
+    the medium on its other side."""
+    if scattered:
+        return px, py, pz, m
+    off = eps if side > 0.0 else -eps
+    if side < 0.0:                                              # through the surface
+        m = media.mat_interior[mat] if entering else media.mat_exterior[mat]
+    return px + off * g3[0], py + off * g3[1], pz + off * g3[2], m
+
+
+@helper
 def trace_volume(bvh, geo, lights, env, media, settings, pixel, sample, ox, oy, oz, dx, dy, dz):
     """Radiance (r, g, b) arriving at o from direction -d (unit): one path (module
     docstring). ``beta`` is f / p of the hero channel, ``r`` the other channels' path
@@ -201,13 +215,7 @@ def trace_volume(bvh, geo, lights, env, media, settings, pixel, sample, ox, oy, 
         b0, b1, b2 = b0 * wr, b1 * wg, b2 * wb
         eta_scale *= eta_step
         ppx, ppy, ppz = px, py, pz
-        if scattered:
-            ox, oy, oz = px, py, pz
-        else:
-            off = eps if side > 0.0 else -eps
-            ox, oy, oz = px + off * g3[0], py + off * g3[1], pz + off * g3[2]
-            if side < 0.0:                                      # through the surface
-                m = media.mat_interior[mat] if entering else media.mat_exterior[mat]
+        ox, oy, oz, m = leave_vertex(media, m, scattered, px, py, pz, g3, side, eps, mat, entering)
         depth += 1
         crossings = 0
         fresh = True
