@@ -20,7 +20,7 @@ from .errors import SceneError
 
 __all__ = ["SceneError", "Scene", "RenderInterrupted", "animate", "load_scene", "render", "render_aovs",
            "render_at", "save_image", "scene_at", "save_exr", "read_exr", "denoise", "show"]
-__version__ = "0.1.0"
+__version__ = "0.4.0"   # pyproject.toml's version (tests/test_structure.py checks they agree)
 
 _lazy_package(__name__, {
     "save_image": (".image", "save_image"),

@@ -211,3 +211,11 @@ def test_the_pin_check_sees_a_mismatch():
     """Negative control: a Makefile pinning another Numba than the lower bound."""
     bounds = _lower_bounds('"numba>=0.61.2,<0.69", "llvmlite>=0.44.0,<0.51"')
     assert _oldest_pins("OLDEST_NUMBA := numba==0.60.0 llvmlite==0.44.0\n") != bounds
+
+
+def test_the_package_says_the_version_pyproject_gives():
+    import tomllib
+
+    import raytrace
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert raytrace.__version__ == version
