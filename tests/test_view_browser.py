@@ -152,18 +152,25 @@ def _foreign_site(viewer_port):
     def fetch(path):
         return viewer_request(viewer_port, path)
 
+    page = (f'<iframe id="preview" src="http://127.0.0.1:{viewer_port}/" width="400" height="300" '
+            f'onload="this.dataset.loaded=1"></iframe>'
+            '<iframe id="copy" src="/copy/" width="400" height="300" '
+            'onload="this.dataset.loaded=1"></iframe>').encode()
+    return _local_site(lambda path: {"/": (page, "text/html"), "/copy/": (fetch("/"), "text/html"),
+                                     "/copy/style.css": (fetch("/style.css"), "text/css")}.get(path))
+
+
+def _local_site(route):
+    """A web server on 127.0.0.1 (a port of its own) whose GET of a path answers
+    ``route(path)``: (body, content type), or None for a 404."""
     class Site(BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
         def do_GET(self):
-            page = (f'<iframe id="preview" src="http://127.0.0.1:{viewer_port}/" width="400" height="300" '
-                    f'onload="this.dataset.loaded=1"></iframe>'
-                    '<iframe id="copy" src="/copy/" width="400" height="300" '
-                    'onload="this.dataset.loaded=1"></iframe>').encode()
-            body, kind = {"/": (page, "text/html"), "/copy/": (fetch("/"), "text/html"),
-                          "/copy/style.css": (fetch("/style.css"), "text/css")}.get(self.path, (b"", "text/plain"))
-            self.send_response(200)
+            found = route(self.path)
+            body, kind = found if found is not None else (b"", "text/plain")
+            self.send_response(200 if found is not None else 404)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -335,21 +342,7 @@ ATTEMPT = """async (base, token) => {
 def _other_origin():
     """A page on another port of 127.0.0.1 (another origin) that defines ATTEMPT."""
     page = f"<!doctype html><title>another origin</title><script>window.attempt = {ATTEMPT};</script>".encode()
-
-    class Site(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_GET(self):
-            body = page if self.path == "/" else b""
-            self.send_response(200 if body else 404)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-    site = ThreadingHTTPServer(("127.0.0.1", 0), Site)
-    threading.Thread(target=site.serve_forever, daemon=True).start()
-    return site
+    return _local_site(lambda path: (page, "text/html") if path == "/" else None)
 
 
 def _answers(browser, port, since):
