@@ -39,6 +39,8 @@ Numba the package allows. Where no private folder can be had, or with
 says so once, with the reason.
 """
 import contextlib
+import functools
+import glob
 import hashlib
 import inspect
 import os
@@ -105,6 +107,7 @@ def relative_folder(py_file):
     return "_".join(rel.parts) if rel.parts else "_"
 
 
+@functools.cache
 def host_has_portable_level():
     """Whether this processor runs code compiled for :data:`PORTABLE_CPU`."""
     import llvmlite.binding as ll
@@ -155,6 +158,7 @@ class KernelCache:
         self._py_func = py_func
         self._name = f"{py_func.__module__.rsplit('.', 1)[-1]}.{py_func.__qualname__}"
         self._subfolder = relative_folder(inspect.getfile(py_func))
+        self._folder = None          # this function's folder in the store, once made and checked
 
     # -- where ---------------------------------------------------------------------------
     @property
@@ -164,13 +168,15 @@ class KernelCache:
 
     def folder(self):
         """This function's folder in the store (created private), or None."""
-        root = store()
-        if root is None or self._subfolder is None:
-            return None
-        try:
-            return folders.subfolder(root, self._subfolder)
-        except OSError:
-            return None
+        if self._folder is None:
+            root = store()
+            if root is None or self._subfolder is None:
+                return None
+            try:
+                self._folder = folders.subfolder(root, self._subfolder)
+            except OSError:
+                return None
+        return self._folder
 
     def _folders(self):
         """Where to look: the store, then the shipped kernels (``raytrace.jit.bundle``)."""
@@ -256,14 +262,14 @@ class KernelCache:
         dep = (dep or self.dependency_key())[:16]
         magics = {_digest(repr(m), 8) for m in accepted_magics(cpu_target.target_context.codegen())}
         for place in self._folders():
-            for path in place.glob(f"{_glob_escape(self._name)}.{dep}.*.nbk"):
+            for path in place.glob(f"{glob.escape(self._name)}.{dep}.*.nbk"):
                 if path.name.split(".")[-3] in magics:
                     return True
         return False
 
     def records(self):
         """The paths of this function's code records (``raytrace.jit.plan``)."""
-        return [p for place in self._folders() for p in place.glob(f"{_glob_escape(self._name)}.*.code.json")]
+        return [p for place in self._folders() for p in place.glob(f"{glob.escape(self._name)}.*.code.json")]
 
     def record_path(self, dep=None):
         folder = self.folder()
@@ -273,25 +279,20 @@ class KernelCache:
         """Remove this function's files of all but the :data:`MAX_KEYS` most recently used
         keys (and temporary files older than an hour)."""
         newest = {}
-        for path in folder.glob(f"{_glob_escape(self._name)}.*"):
+        for path in folder.glob(f"{glob.escape(self._name)}.*"):
             rest = path.name[len(self._name) + 1:].split(".")
             if len(rest) < 2 or len(rest[0]) != 16:
                 continue
             with contextlib.suppress(OSError):
                 newest[rest[0]] = max(newest.get(rest[0], 0), path.stat().st_mtime_ns)
         for dep in sorted(newest, key=newest.get)[:-MAX_KEYS]:
-            for path in folder.glob(f"{_glob_escape(self._name)}.{dep}.*"):
+            for path in folder.glob(f"{glob.escape(self._name)}.{dep}.*"):
                 with contextlib.suppress(OSError):
                     path.unlink()
         for tmp in folder.glob(".tmp-*"):
             with contextlib.suppress(OSError):
                 if time.time() - tmp.stat().st_mtime > 3600:
                     tmp.unlink()
-
-
-def _glob_escape(text):
-    import glob
-    return glob.escape(text)
 
 
 def dispatcher_cache(dispatcher):

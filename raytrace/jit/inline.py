@@ -124,7 +124,10 @@ def _canonical_ir(worker, function, enable_ssa=False):
     per_function = _cache.setdefault(function, {})
     found = per_function.get(key)
     if found is None:
-        found = InlineWorker_run_untyped_passes(worker, function, enable_ssa=enable_ssa)
+        # Numba's own run_untyped_passes (the worker's pipeline is ours: the callee's nested
+        # inline helpers are inlined by the fast inliner too)
+        from numba.core.inline_closurecall import InlineWorker
+        found = InlineWorker.run_untyped_passes(worker, function, enable_ssa=enable_ssa)
         _state["pipeline_runs"] += 1
         per_function[key] = found
     else:
@@ -195,13 +198,6 @@ def _splice(worker, caller_ir, block, i, callee_ir, callee_freevars):
         caller_ir.blocks[label] = callee_block
         new_blocks.append((label, callee_block))
     return callee_blocks, var_dict, new_blocks
-
-
-def InlineWorker_run_untyped_passes(worker, function, enable_ssa=False):
-    """Numba's own ``run_untyped_passes`` (the worker's pipeline is ours: nested inline
-    helpers of the callee are inlined by the fast inliner too)."""
-    from numba.core.inline_closurecall import InlineWorker
-    return InlineWorker.run_untyped_passes(worker, function, enable_ssa=enable_ssa)
 
 
 def _swap_pass(pm, fast):

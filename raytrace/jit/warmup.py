@@ -25,6 +25,7 @@ import pathlib
 import subprocess
 import sys
 import time
+import types
 
 from .notice import CompileNotice, CompileTimer, notice_on_compile  # noqa: F401  (the CLI's names)
 
@@ -136,7 +137,6 @@ def ahead(scene_path, integrator=None, timer=None):
     here whatever they did not (:func:`compile_here`). Yields a record whose ``cold``
     says whether anything was stale; setting its ``compile`` to False (a scene that did
     not load) skips the last step."""
-    import types
     kind = integrator_of(scene_path, integrator)
     state = types.SimpleNamespace(cold=not (is_cached(kind) and builder_cached()), compile=True)
     instanced = uses_instances(scene_path)
