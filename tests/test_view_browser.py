@@ -249,6 +249,7 @@ def test_the_page_works_under_its_policy_and_survives_numbers_out_of_range(tmp_p
             x, y = round(box["x"]) + W // 2, round(box["y"]) + H // 2
             for _ in range(80):                  # 1.1^5 each: together far beyond the largest distance
                 browser.wheel(x, y, 500)
+            _moves_sent(browser)     # else a later move's frame replaces the one waited for
             far = viewer.wait(lambda s: np.linalg.norm(s["camera"]["center"]) >= orbit.MAX_DISTANCE * (1 - 1e-9)
                               and done_after(first["generation"])(s))
             _shown(browser, far["frame"]["id"])
