@@ -506,14 +506,9 @@ def _elapsed(clock):
 
 
 def path_pass(scene):
-    """The path tracer's pass function for ``scene``: ``kernels.path.render_pass``, or for a
-    scene with participating media or ``null`` surfaces (``scene.media``) the volumetric
-    path tracer's (``kernels.volpath``, compiled only then), with the same arguments."""
-    media = getattr(scene, "media", None)
-    if media is None:
-        return pk.render_pass
-    from .kernels import volpath as vk
-    return functools.partial(vk.render_pass, media=media)
+    """The path tracer's pass function for ``scene``: ``kernels.path.render_pass`` with the
+    scene's media (None without media: no media code is compiled)."""
+    return functools.partial(pk.render_pass, media=getattr(scene, "media", None))
 
 
 def _spp_for_budget(scene, s, args, clock):

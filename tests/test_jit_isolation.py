@@ -104,7 +104,8 @@ def test_raytrace_kernels_have_their_own_cache_and_pipeline():
     from numba.core.dispatcher import Dispatcher
 
     from raytrace.jit import cache, inline
-    modules = ["raytrace.kernels.path", "raytrace.kernels.whitted", "raytrace.kernels.volpath",
+    modules = ["raytrace.kernels.path", "raytrace.kernels.whitted", "raytrace.kernels.media",
+               "raytrace.kernels.sampler",
                "raytrace.kernels.aov", "raytrace.accel.build", "raytrace.accel.stats", "raytrace.film.atrous",
                "raytrace.textures", "raytrace.cubemap", "raytrace.envmap"]
     dispatchers = []

@@ -6,7 +6,7 @@ stratifies, checked point by point, and that the points are uniform.
   composition of reversals and scrambles written out in NumPy below.
 - ``cmj2``: ``count`` points one per cell of the m x n grid and one per 1/count
   stratum along each axis, for any count.
-- ``camera_rand2``: with the Sobol sampler, an edge parallel to an axis is integrated
+- ``sampler.camera_2d``: with the Sobol sampler, an edge parallel to an axis is integrated
   over a pixel with an error below 1/spp of its step for every spp; the first 20 Sobol
   points (the negative control) are not that good.
 """
@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 from numba import njit
 
-from raytrace.kernels.path import camera_rand2, rand2
-from raytrace.kernels.rng import cmj2, grid_columns, sobol2
+from raytrace.kernels.records import PathSampler
+from raytrace.kernels.rng import cmj2, grid_columns, rand01, sobol2
+from raytrace.kernels.sampler import (STREAM_CAP, STREAM_DIMS, camera_2d, capped, group_2d, next_1d, next_2d,
+                                      stream_1d)
 from raytrace.layout import INDEPENDENT, SOBOL
 
 M32 = np.uint64(0xFFFFFFFF)
@@ -41,7 +43,7 @@ def _cmj_points(seed, pixel, group, n):
 def _camera_points(sampler, seed, pixel, n):
     out = np.empty((n, 2))
     for s in range(n):
-        out[s, 0], out[s, 1] = camera_rand2(sampler, seed, pixel, s, np.int64(0), n)
+        out[s, 0], out[s, 1], _ = camera_2d(PathSampler(sampler, seed, pixel, s, 0, 0), n)
     return out
 
 
@@ -49,7 +51,7 @@ def _camera_points(sampler, seed, pixel, n):
 def _sobol_first(seed, pixel, n):
     out = np.empty((n, 2))
     for s in range(n):
-        out[s, 0], out[s, 1] = rand2(SOBOL, seed, pixel, s, np.int64(0))
+        out[s, 0], out[s, 1] = group_2d(SOBOL, seed, pixel, s, np.int64(0))
     return out
 
 
@@ -184,3 +186,59 @@ def test_first_twenty_sobol_points_miss_that_bound():
         return max(np.abs((pts[:, a][:, None] < edges[None, :]).mean(axis=0) - edges).max() for a in (0, 1))
     assert max(worst(_sobol_first(3, p, 20)) for p in range(40)) > 1.0 / 20
     assert max(worst(_camera_points(INDEPENDENT, 3, p, 20)) for p in range(40)) > 1.0 / 20
+
+
+# ------------------------------------------------------------------ the path sampler's order
+@njit(cache=True)
+def _drawn_in_order(kind, seed, pixel, sample):
+    """What a path draws: next_2d, next_1d, next_2d, then three stream numbers -> (the
+    numbers (7 + 3), the dims after, the stream count after)."""
+    s = PathSampler(kind, seed, pixel, sample, 0, 0)
+    out = np.empty(8)
+    out[0], out[1], s = next_2d(s)
+    out[2], s = next_1d(s)
+    out[3], out[4], s = next_2d(s)
+    out[5], s = stream_1d(s)
+    out[6], s = stream_1d(s)
+    out[7], s = stream_1d(s)
+    return out, s.dim, s.stream
+
+
+@njit(cache=True)
+def _by_group(kind, seed, pixel, sample):
+    out = np.empty(8)
+    out[0], out[1] = group_2d(kind, seed, pixel, sample, 0)
+    out[2] = group_2d(kind, seed, pixel, sample, 1)[0]
+    out[3], out[4] = group_2d(kind, seed, pixel, sample, 2)
+    for k in range(3):
+        out[5 + k] = rand01(seed, pixel, sample, STREAM_DIMS + k)
+    return out
+
+
+@pytest.mark.parametrize("kind", [SOBOL, INDEPENDENT])
+def test_the_sampler_hands_out_dimensions_in_order(kind):
+    """next_2d / next_1d take the 2-D groups 0, 1, 2 in the order asked (a 1-D number is
+    its group's first coordinate); the stream is rand01 far above them. Control: the
+    groups in another order differ."""
+    drawn, dim, stream = _drawn_in_order(kind, 7, 123, 5)
+    np.testing.assert_array_equal(drawn, _by_group(kind, 7, 123, 5))
+    assert (dim, stream) == (3, 3)
+    swapped = _by_group(kind, 7, 123, 5)[[3, 4, 2, 0, 1, 5, 6, 7]]
+    assert not np.array_equal(drawn, swapped)
+
+
+@njit(cache=True)
+def _stream_until_capped(limit):
+    s = PathSampler(SOBOL, 1, 2, 3, 0, 0)
+    n = 0
+    while not capped(s) and n < limit:
+        _, s = stream_1d(s)
+        n += 1
+    return n, capped(s)
+
+
+def test_the_stream_caps_at_its_bound():
+    """The stream says ``capped`` after exactly STREAM_CAP numbers (the media step cap);
+    control: one number fewer is not capped."""
+    assert _stream_until_capped(10 ** 9) == (STREAM_CAP, True)
+    assert _stream_until_capped(STREAM_CAP - 1) == (STREAM_CAP - 1, False)

@@ -101,6 +101,7 @@ def camera_positions(integrator, sampler, spp, size=PREFIX_SIZE, seed=5):
     filter: the ray origin is the image position)."""
     from numba import njit
     from raytrace.kernels import path as pk, whitted as wk
+    from raytrace.kernels.sampler import path_sampler
     from raytrace.layout import BOX, ORTHOGRAPHIC, SAMPLERS, Camera, Settings
 
     @njit
@@ -112,7 +113,8 @@ def camera_positions(integrator, sampler, spp, size=PREFIX_SIZE, seed=5):
                     if whitted:
                         ox, oy, _, _, _, _ = wk.camera_sample(cam, settings, table, i, j, k)
                     else:
-                        ox, oy, _, _, _, _ = pk.camera_sample(cam, settings, table, i, j, k)
+                        o, _, _ = pk.camera_sample(cam, settings, table, i, j, path_sampler(settings, i * w + j, k))
+                        ox, oy = o[0], o[1]
                     out[i, j, k, 0] = ox + w / 2 - j      # image x - column = u1 (box filter)
                     out[i, j, k, 1] = h / 2 - oy - i      # image y - row = u2
 

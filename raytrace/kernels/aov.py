@@ -26,6 +26,7 @@ from ..layout import (AOV_ALBEDO, AOV_DEPTH, AOV_HITS, AOV_NORMAL, AOV_POSITION,
                       M_IOR, M_REFLECT, M_TRANSMIT, M_TYPE, MAT_CONDUCTOR, MAT_DIELECTRIC, MAT_PHONG, MISS,
                       PLANE, SPHERE, WHITTED_SAMPLING)
 from . import path as pk
+from .sampler import path_sampler
 from . import whitted as wk
 from .borrow import borrow
 from .camera_rays import camera_ray
@@ -111,7 +112,8 @@ def aov_rows(rows, queue, buf, sample, bvh, geo, env, cam, settings, filter_tabl
                 inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
                 dx, dy, dz = dx * inv, dy * inv, dz * inv
             else:
-                ox, oy, oz, dx, dy, dz = pk.camera_sample(cam, settings, filter_table, i, j, sample)
+                (ox, oy, oz), (dx, dy, dz), _ = pk.camera_sample(cam, settings, filter_table, i, j,
+                                                                 path_sampler(settings, i * settings.width + j, sample))
             hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
             if hit.kind != MISS:
                 px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz

@@ -8,7 +8,7 @@ Extinction ``sigma_t``, scattering ``sigma_s = albedo sigma_t`` per RGB channel,
 scale * density(x)``, density trilinear between voxel centres (clamped at the box's
 faces, as Mitsuba's ``gridvolume``), zero outside the box.
 
-**Spectral MIS** (the volumetric path tracer, :mod:`raytrace.kernels.volpath`): a path
+**Spectral MIS** (the path tracer, :mod:`raytrace.kernels.path`, in a scene with media): a path
 picks one *hero* channel h (uniformly, once). Its free flights are sampled for channel h;
 the estimate of channel c is ``f_c / ((1/3) sum_k p_k)``, the one-sample MIS (balance
 heuristic) of the three channels' sampling densities ``p_k`` of the whole path. The
@@ -31,16 +31,19 @@ every ratio is 1 and beta_c picks up the albedo: plain delta tracking.
 - Shadow rays: homogeneous exactly, ``exp(-sigma_t d)``; grid by ratio tracking
   (``T_c *= 1 - s_c / mu`` at each tentative collision, rate mu).
 
-Random numbers: the first distance number and the first real/null decision of a flight
-come from the integrator (its Sobol group); every further number is ``rng.rand01`` of
-dimension ``MEDIUM_DIMS + counter`` (a per-path counter the functions return), so the
-image depends on the seed only.
+Delta tracking (free flights) and ratio tracking (shadow rays) are the two clients of
+one walk through the majorant grid, :func:`majorant_walk` (pbrt-v4's ``SampleT_maj``).
 
-Step cap: delta and ratio tracking stop when the path's counter reaches ``RC_CAP`` (2 *
-``layout.MAX_NULL_COLLISIONS``) and return the counter ``CAPPED`` (-1) with zero
-transmittance / beta factors: the integrator then ends the path with radiance 0 and
-counts its pixel. The majorant-grid DDA (``while t < t1``) needs no cap: each step enters
-the next cell along a straight line and it leaves the grid after at most mx + my + mz.
+Random numbers (:mod:`raytrace.kernels.sampler`): the first distance number and the first
+real/null decision of a flight are the path sampler's next 2-D group; every further
+number comes from the path's independent stream, so the image depends on the seed only.
+
+Step cap: delta and ratio tracking stop when the path's stream reaches its cap
+(``sampler.STREAM_CAP``: ``layout.MAX_NULL_COLLISIONS`` steps) with zero transmittance /
+beta factors and a ``capped`` sampler: the integrator then ends the path with radiance 0
+and counts its pixel. The majorant-grid DDA (``while t < t1``) needs no cap: each step
+enters the next cell along a straight line and it leaves the grid after at most mx + my +
+mz.
 """
 import math
 
@@ -48,13 +51,14 @@ import numpy as np
 from raytrace.jit import helper, unit, row_kernel
 
 from ..layout import (G_ACHANNELS, G_ALBEDO, G_ANX, G_ANY, G_ANZ, G_BLOCK, G_CHANNELS, G_DENSITY,
-                      G_MAJORANT, G_MX, G_MY, G_MZ, G_NX, G_NY, G_NZ, M_TYPE, MAT_NULL, MAX_NULL_COLLISIONS,
+                      G_MAJORANT, G_MX, G_MY, G_MZ, G_NX, G_NY, G_NZ, M_TYPE, MAT_NULL,
                       MEDIUM_HOMOGENEOUS, MISS)
 from .borrow import borrow
 from .camera_rays import camera_ray
 from .frame import orthonormal_basis
 from .intersect import scene_hit, scene_occluded
-from .rng import rand01
+from .records import MediumEvent
+from .sampler import capped, next_1d, next_2d, stream_1d
 from .surface import hit_normals
 from .threads import next_row, run_rows
 from .trig import cos_sin_2pi
@@ -62,12 +66,9 @@ from .trig import cos_sin_2pi
 INF = math.inf
 INV_4PI = 1.0 / (4.0 * math.pi)
 HG_ISOTROPIC = 1e-4          # |g| below this samples and evaluates the isotropic phase function
-MEDIUM_DIMS = np.int64(1 << 40)   # rand01 dimensions of the media's further numbers (far above rand2's)
 MAX_CROSSINGS = 64           # null boundaries one ray may cross (the view; shadow rays)
 MARCH_STEP = 0.25            # optical-depth quadrature step, in voxels
 SHADOW_END = 1.0 - 1e-6      # shadow rays stop this fraction short of the light point (as the path tracer's)
-RC_CAP = np.int64(2 * MAX_NULL_COLLISIONS)   # a path's media numbers: the step cap (layout.MAX_NULL_COLLISIONS)
-CAPPED = np.int64(-1)        # the counter returned once a path reached RC_CAP: the path must end
 
 
 # ------------------------------------------------------------------ phase function
@@ -246,51 +247,55 @@ def _exp_neg(s, t):
 
 
 @helper
+def _through(tmax, f0, f1, f2):
+    """The event of a flight that reaches the surface at ``tmax``, beta and the ratios
+    multiplied by (f0, f1, f2)."""
+    return MediumEvent(False, tmax, (f0, f1, f2), (f0, f1, f2))
+
+
+@helper
 def homogeneous_flight(media, k, tmax, hero, u):
-    """Free flight in homogeneous medium k up to the surface at ``tmax`` -> (scattered, t,
-    beta factors (3), ratio factors (3)); see the module docstring."""
+    """Free flight in homogeneous medium k up to the surface at ``tmax`` -> MediumEvent
+    (module docstring)."""
     s0, s1, s2 = media.sigma_t[k, 0], media.sigma_t[k, 1], media.sigma_t[k, 2]
     a = media.albedo
     if a[k, 0] == 0.0 and a[k, 1] == 0.0 and a[k, 2] == 0.0:     # absorbs only: exp(-sigma_t d), no sampling
-        return False, tmax, _exp_neg(s0, tmax), _exp_neg(s1, tmax), _exp_neg(s2, tmax), 1.0, 1.0, 1.0
+        return MediumEvent(False, tmax, (_exp_neg(s0, tmax), _exp_neg(s1, tmax), _exp_neg(s2, tmax)),
+                           (1.0, 1.0, 1.0))
     sh = s0 if hero == 0 else s1 if hero == 1 else s2
     t = -math.log(1.0 - u) / sh if sh > 0.0 else INF
     if t < tmax:
         ph = sh * _exp_neg(sh, t)
-        p0, p1, p2 = s0 * _exp_neg(s0, t), s1 * _exp_neg(s1, t), s2 * _exp_neg(s2, t)
-        return True, t, a[k, 0] * p0 / ph, a[k, 1] * p1 / ph, a[k, 2] * p2 / ph, p0 / ph, p1 / ph, p2 / ph
+        p0, p1, p2 = s0 * _exp_neg(s0, t) / ph, s1 * _exp_neg(s1, t) / ph, s2 * _exp_neg(s2, t) / ph
+        return MediumEvent(True, t, (a[k, 0] * p0, a[k, 1] * p1, a[k, 2] * p2), (p0, p1, p2))
     ph = _exp_neg(sh, tmax)
-    p0, p1, p2 = _exp_neg(s0, tmax) / ph, _exp_neg(s1, tmax) / ph, _exp_neg(s2, tmax) / ph
-    return False, tmax, p0, p1, p2, p0, p1, p2
-
-
-@unit
-def medium_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, seed, pixel, sample, rc):
-    """Free flight from o along the unit direction d in medium k, up to the next surface at
-    ``tmax`` (may be infinite) -> (scattered, t, beta factors (3), ratio factors (3), rc):
-    see the module docstring. ``u_tau``, ``u_real``: the flight's first two numbers; ``rc``
-    the path's counter of further numbers (returned advanced)."""
-    if media.kind[k] == MEDIUM_HOMOGENEOUS:
-        sc, t, b0, b1, b2, r0, r1, r2 = homogeneous_flight(media, k, tmax, hero, u_tau)
-        return sc, t, b0, b1, b2, r0, r1, r2, rc
-    return grid_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, seed, pixel, sample, rc)
+    return _through(tmax, _exp_neg(s0, tmax) / ph, _exp_neg(s1, tmax) / ph, _exp_neg(s2, tmax) / ph)
 
 
 @helper
-def grid_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, seed, pixel, sample, rc):
-    """Delta tracking through grid medium k (module docstring), cell by cell of its
-    majorant grid. At the step cap: no scattering, zero factors and the counter CAPPED."""
-    b0 = b1 = b2 = 1.0     # the null collisions' product: the same for beta and the ratios
+def majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, ratio, hero, u_real, tau, s):
+    """The one walk through grid medium k's majorant grid (pbrt-v4's ``SampleT_maj``):
+    tentative collisions at rate mu, cell by cell of the majorant grid (a 3-D DDA, the
+    optical depth ``tau`` left over carried from cell to cell), along o + t d, t in
+    [0, tmax]. What happens at a tentative collision with extinction s_k is the client's:
+
+    - ``ratio`` False, delta tracking (a free flight, hero channel ``hero``): real with
+      probability s_h / mu (``u_real``), which ends the walk scattered; else null, beta and
+      the ratios times (mu - s_k) / (mu - s_h);
+    - ``ratio`` True, ratio tracking (a shadow ray's transmittance): T_k *= 1 - s_k / mu.
+
+    Further numbers come from the sampler's stream (``u_real`` and ``tau`` are the first).
+    -> (MediumEvent: for ratio tracking ``beta`` holds the transmittance; the sampler
+    after). At the step cap the event has zero factors and the sampler is capped."""
+    f0 = f1 = f2 = 1.0
     t0, t1, px, py, pz, vx, vy, vz = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
     if not t0 < t1:
-        return False, tmax, b0, b1, b2, b0, b1, b2, rc
+        return _through(tmax, f0, f1, f2), s
     row = media.grid
     block, mx, my, mz = float(row[k, G_BLOCK]), row[k, G_MX], row[k, G_MY], row[k, G_MZ]
     moff = row[k, G_MAJORANT]
     cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz, dtx, dty, dtz = _dda_start(px, py, pz, vx, vy, vz, t0, block,
                                                                            mx, my, mz)
-    tau = -math.log(1.0 - u_tau)
-    u = u_real
     t = t0
     while t < t1:
         t_exit = min(min(nxt_x, nxt_y), min(nxt_z, t1))
@@ -299,19 +304,24 @@ def grid_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, see
             t += tau / mu
             x, y, z = px + t * vx, py + t * vy, pz + t * vz
             s0, s1, s2 = grid_sigma(media, k, x, y, z)
-            s0, s1, s2 = min(s0, mu), min(s1, mu), min(s2, mu)
-            sh = s0 if hero == 0 else s1 if hero == 1 else s2
-            if u * mu < sh:                           # a real collision: scattering
-                a0, a1, a2 = grid_albedo(media, k, x, y, z)
-                return (True, t, b0 * a0 * s0 / sh, b1 * a1 * s1 / sh, b2 * a2 * s2 / sh,
-                        b0 * s0 / sh, b1 * s1 / sh, b2 * s2 / sh, rc)
-            nh = mu - sh                              # null: on; beta and the ratios take the
-            b0, b1, b2 = b0 * (mu - s0) / nh, b1 * (mu - s1) / nh, b2 * (mu - s2) / nh   # same factors
-            u = rand01(seed, pixel, sample, MEDIUM_DIMS + rc)
-            tau = -math.log(1.0 - rand01(seed, pixel, sample, MEDIUM_DIMS + rc + 1))
-            rc += 2
-            if rc >= RC_CAP:                          # the step cap: the path ends (module docstring)
-                return False, tmax, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, CAPPED
+            if ratio:
+                f0, f1, f2 = f0 * max(0.0, 1.0 - s0 / mu), f1 * max(0.0, 1.0 - s1 / mu), f2 * max(0.0, 1.0 - s2 / mu)
+                if f0 + f1 + f2 == 0.0:
+                    return _through(tmax, 0.0, 0.0, 0.0), s
+            else:
+                s0, s1, s2 = min(s0, mu), min(s1, mu), min(s2, mu)
+                sh = s0 if hero == 0 else s1 if hero == 1 else s2
+                if u_real * mu < sh:                      # a real collision: scattering
+                    a0, a1, a2 = grid_albedo(media, k, x, y, z)
+                    r0, r1, r2 = f0 * s0 / sh, f1 * s1 / sh, f2 * s2 / sh
+                    return MediumEvent(True, t, (a0 * r0, a1 * r1, a2 * r2), (r0, r1, r2)), s
+                nh = mu - sh                              # null: on, beta and the ratios take the same factors
+                f0, f1, f2 = f0 * (mu - s0) / nh, f1 * (mu - s1) / nh, f2 * (mu - s2) / nh
+                u_real, s = stream_1d(s)
+            u, s = stream_1d(s)
+            tau = -math.log(1.0 - u)
+            if capped(s):                                 # the step cap: the path ends (module docstring)
+                return _through(tmax, 0.0, 0.0, 0.0), s
         if mu > 0.0:
             tau -= mu * (t_exit - t)
         t = t_exit
@@ -319,59 +329,36 @@ def grid_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, u_tau, u_real, see
                                                             dtx, dty, dtz, mx, my, mz)
         if not inside:
             break
-    return False, tmax, b0, b1, b2, b0, b1, b2, rc
+    return _through(tmax, f0, f1, f2), s
+
+
+@unit
+def _free_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, fresh, s):
+    """Free flight from o along the unit direction d in medium k up to the next surface at
+    ``tmax`` (may be infinite) -> (MediumEvent, sampler): its first two numbers are the
+    sampler's next 2-D group when ``fresh`` (the first flight since the last vertex), else
+    from the stream."""
+    if fresh:
+        u_tau, u_real, s = next_2d(s)
+    else:
+        u_tau, s = stream_1d(s)
+        u_real, s = stream_1d(s)
+    if media.kind[k] == MEDIUM_HOMOGENEOUS:
+        return homogeneous_flight(media, k, tmax, hero, u_tau), s
+    return majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, False, hero, u_real, -math.log(1.0 - u_tau), s)
 
 
 # ------------------------------------------------------------------ transmittance
 @helper
-def grid_ratio_tracking(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sample, rc):
-    """Transmittance (3 channels) of grid medium k along o + t d, t in [0, tmax], by ratio
-    tracking (module docstring) -> (T (3), rc); at the step cap (0, 0, 0, CAPPED)."""
-    t0, t1, px, py, pz, vx, vy, vz = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
-    tr0 = tr1 = tr2 = 1.0
-    if not t0 < t1:
-        return tr0, tr1, tr2, rc
-    row = media.grid
-    block, mx, my, mz = float(row[k, G_BLOCK]), row[k, G_MX], row[k, G_MY], row[k, G_MZ]
-    moff = row[k, G_MAJORANT]
-    cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz, dtx, dty, dtz = _dda_start(px, py, pz, vx, vy, vz, t0, block,
-                                                                           mx, my, mz)
-    tau = -math.log(1.0 - rand01(seed, pixel, sample, MEDIUM_DIMS + rc))
-    rc += 1
-    t = t0
-    while t < t1:
-        t_exit = min(min(nxt_x, nxt_y), min(nxt_z, t1))
-        mu = media.majorant[moff + (cz * my + cy) * mx + cx]
-        while mu > 0.0 and t + tau / mu < t_exit:
-            t += tau / mu
-            s0, s1, s2 = grid_sigma(media, k, px + t * vx, py + t * vy, pz + t * vz)
-            tr0 *= max(0.0, 1.0 - s0 / mu)
-            tr1 *= max(0.0, 1.0 - s1 / mu)
-            tr2 *= max(0.0, 1.0 - s2 / mu)
-            if tr0 + tr1 + tr2 == 0.0:
-                return 0.0, 0.0, 0.0, rc
-            tau = -math.log(1.0 - rand01(seed, pixel, sample, MEDIUM_DIMS + rc))
-            rc += 1
-            if rc >= RC_CAP:                          # the step cap: the path ends (module docstring)
-                return 0.0, 0.0, 0.0, CAPPED
-        if mu > 0.0:
-            tau -= mu * (t_exit - t)
-        t = t_exit
-        inside, cx, cy, cz, nxt_x, nxt_y, nxt_z = _dda_next(cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz,
-                                                            dtx, dty, dtz, mx, my, mz)
-        if not inside:
-            break
-    return tr0, tr1, tr2, rc
-
-
-@helper
-def medium_transmittance(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sample, rc):
+def medium_transmittance(media, k, ox, oy, oz, dx, dy, dz, tmax, s):
     """Transmittance (3) of medium k along o + t d (d unit), t in [0, tmax]: exact for a
-    homogeneous medium, ratio tracking in a grid -> (T (3), rc)."""
+    homogeneous medium, ratio tracking in a grid -> (T (3), sampler)."""
     if media.kind[k] == MEDIUM_HOMOGENEOUS:
         st = media.sigma_t
-        return _exp_neg(st[k, 0], tmax), _exp_neg(st[k, 1], tmax), _exp_neg(st[k, 2], tmax), rc
-    return grid_ratio_tracking(media, k, ox, oy, oz, dx, dy, dz, tmax, seed, pixel, sample, rc)
+        return (_exp_neg(st[k, 0], tmax), _exp_neg(st[k, 1], tmax), _exp_neg(st[k, 2], tmax)), s
+    u, s = stream_1d(s)
+    event, s = majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, True, 0, 0.0, -math.log(1.0 - u), s)
+    return event.beta, s
 
 
 @helper
@@ -381,46 +368,46 @@ def crossed_medium(geo, media, hit, px, py, pz, dx, dy, dz):
     gx, gy, gz, _, _, _, mat, _ = hit_normals(geo, hit, px, py, pz)
     null = geo.materials[mat, M_TYPE] == MAT_NULL
     if gx * dx + gy * dy + gz * dz < 0.0:
-        return null, media.mat_interior[mat], gx, gy, gz
-    return null, media.mat_exterior[mat], gx, gy, gz
+        return null, media.mat_interior[mat], (gx, gy, gz)
+    return null, media.mat_exterior[mat], (gx, gy, gz)
 
 
 @unit
-def shadow_transmittance(bvh, geo, media, m, ox, oy, oz, dx, dy, dz, dist, eps, seed, pixel, sample, rc):
+def _shadow_transmittance(bvh, geo, media, m, ox, oy, oz, dx, dy, dz, dist, eps, s):
     """Transmittance (3) of a shadow ray from o along the unit direction d to the light
     point at ``dist`` (stopping SHADOW_END of the way; infinite: a direction, the
     environment or a directional light), starting in medium m (-1: none): a surface
     blocks it, but a ``null`` one, which it crosses into the medium on its far side
-    (then aiming at the light point again from the origin moved past it) -> (T (3), rc)."""
+    (then aiming at the light point again from the origin moved past it) -> (T (3), sampler)."""
     t0 = t1 = t2 = 1.0
     qx, qy, qz = ox + dist * dx, oy + dist * dy, oz + dist * dz      # the light point (finite dist)
     for _ in range(MAX_CROSSINGS):
         tmax = dist * SHADOW_END
         if m < 0:            # no medium: only a null surface on the way needs the closest hit
             if not scene_occluded(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, tmax):
-                return t0, t1, t2, rc
+                return (t0, t1, t2), s
             if not media.has_null:
-                return 0.0, 0.0, 0.0, rc
+                return (0.0, 0.0, 0.0), s
         hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, tmax)
         seg = tmax if hit.kind == MISS else hit.t
         if m >= 0:
-            a, b, c, rc = medium_transmittance(media, m, ox, oy, oz, dx, dy, dz, seg, seed, pixel, sample, rc)
+            (a, b, c), s = medium_transmittance(media, m, ox, oy, oz, dx, dy, dz, seg, s)
             t0, t1, t2 = t0 * a, t1 * b, t2 * c
             if t0 + t1 + t2 == 0.0:
-                return 0.0, 0.0, 0.0, rc
+                return (0.0, 0.0, 0.0), s
         if hit.kind == MISS:
-            return t0, t1, t2, rc
+            return (t0, t1, t2), s
         px, py, pz = ox + seg * dx, oy + seg * dy, oz + seg * dz
-        null, m, gx, gy, gz = crossed_medium(geo, media, hit, px, py, pz, dx, dy, dz)
+        null, m, (gx, gy, gz) = crossed_medium(geo, media, hit, px, py, pz, dx, dy, dz)
         if not null:
-            return 0.0, 0.0, 0.0, rc
+            return (0.0, 0.0, 0.0), s
         off = eps if gx * dx + gy * dy + gz * dz > 0.0 else -eps
         ox, oy, oz = px + off * gx, py + off * gy, pz + off * gz
         if dist < INF:
             dx, dy, dz = qx - ox, qy - oy, qz - oz
             dist = math.sqrt(dx * dx + dy * dy + dz * dz)
             dx, dy, dz = dx / dist, dy / dist, dz / dist
-    return 0.0, 0.0, 0.0, rc
+    return (0.0, 0.0, 0.0), s
 
 
 # ------------------------------------------------------------------ optical depth
@@ -475,7 +462,7 @@ def optical_depth_rows(rows, queue, out, bvh, geo, cam, media, eps):
                 if hit.kind == MISS:
                     break
                 px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
-                null, m, gx, gy, gz = crossed_medium(geo, media, hit, px, py, pz, dx, dy, dz)
+                null, m, (gx, gy, gz) = crossed_medium(geo, media, hit, px, py, pz, dx, dy, dz)
                 if not null:
                     break
                 crossed += 1
@@ -491,11 +478,12 @@ def render_optical_depth(out, bvh, geo, cam, media, eps):
     run_rows(optical_depth_rows, np.arange(out.shape[0], dtype=np.int64), out, bvh, geo, cam, media, eps)
 
 
-# ------------------------------------------------------------------ for the Whitted integrator
-# The Whitted kernel takes the scene's Media record, or None for a scene without media:
-# these functions compile to constants for None (overloads chosen by the argument's type,
-# as raytrace.accel.instances does for scenes without instances), so such a scene never
-# compiles the media code.
+# ------------------------------------------------------------------ the integrators' entry points
+# The integrators take the scene's Media record, or None for a scene without media: the
+# entry points below compile to constants for None (overloads chosen by the argument's
+# type, as raytrace.accel.instances does for scenes without instances), so such a scene
+# never compiles the media code. The path tracer needs them all, the Whitted integrator
+# the first four.
 @helper
 def _camera_medium(media):
     return media.camera
@@ -515,6 +503,18 @@ def _is_null(media, geo, mat):
 def _beer_lambert(media, m, ox, oy, oz, dx, dy, dz, t):
     tau0, tau1, tau2 = optical_depth(media, m, ox, oy, oz, dx, dy, dz, t)
     return math.exp(-tau0), math.exp(-tau1), math.exp(-tau2)
+
+
+@helper
+def _hero_channel(media, s):
+    u, s = next_1d(s)
+    return min(int(3.0 * u), 2), s
+
+
+@helper
+def _phase_sample(media, m, d, u1, u2):
+    wx, wy, wz, pdf = hg_sample(media.g[m], d[0], d[1], d[2], u1, u2)
+    return (wx, wy, wz), pdf
 
 
 def _none(media):
@@ -537,6 +537,16 @@ medium_beyond = _stub("medium_beyond", "The medium behind a surface of material 
 is_null = _stub("is_null", "Whether material row ``mat`` is a ``null`` surface (a boundary only).")
 beer_lambert = _stub("beer_lambert", "Transmittance exp(-optical depth) (3) of medium m along o + t d, "
                      "t in [0, t] (Beer-Lambert; :func:`optical_depth`); 1 without media.")
+hero_channel = _stub("hero_channel", "(hero, sampler): the path's hero channel 0-2 from the sampler's next "
+                     "number (spectral MIS, module docstring); 0 and no number drawn without media.")
+free_flight = _stub("free_flight", "(MediumEvent, sampler) of the segment o + t d, t < tmax, in medium m "
+                    "(:func:`_free_flight`); without media the surface is reached, factors 1.")
+shadow_transmittance = _stub("shadow_transmittance", "(T (3), sampler) of a shadow ray "
+                             "(:func:`_shadow_transmittance`); without media 0 or 1: occluded or not.")
+phase_pdf = _stub("phase_pdf", "The phase function of medium m at cos theta (= its sampling density, "
+                  "1/sr); 0 without media.")
+phase_sample = _stub("phase_sample", "(wo (3), pdf): a direction scattered by medium m for travel "
+                     "direction d (its weight is 1); without media d itself, pdf 0.")
 
 
 def _register():
@@ -566,6 +576,42 @@ def _register():
         if _none(media):
             return lambda media, m, ox, oy, oz, dx, dy, dz, t: (1.0, 1.0, 1.0)
         return lambda media, m, ox, oy, oz, dx, dy, dz, t: _beer_lambert(media, m, ox, oy, oz, dx, dy, dz, t)
+
+    @overload(hero_channel, inline="never")
+    def _hero_channel_impl(media, s):
+        if _none(media):
+            return lambda media, s: (0, s)
+        return lambda media, s: _hero_channel(media, s)
+
+    @overload(free_flight, inline="never")
+    def _free_flight_impl(media, m, o, d, tmax, hero, fresh, s):
+        if _none(media):
+            return lambda media, m, o, d, tmax, hero, fresh, s: (_through(tmax, 1.0, 1.0, 1.0), s)
+        return lambda media, m, o, d, tmax, hero, fresh, s: _free_flight(media, m, o[0], o[1], o[2], d[0], d[1],
+                                                                         d[2], tmax, hero, fresh, s)
+
+    @overload(shadow_transmittance, inline="never")
+    def _shadow_transmittance_impl(bvh, geo, media, m, o, d, dist, eps, s):
+        if _none(media):
+            def unoccluded(bvh, geo, media, m, o, d, dist, eps, s):
+                if scene_occluded(bvh, geo, o[0], o[1], o[2], d[0], d[1], d[2], 0.0, dist * SHADOW_END):
+                    return (0.0, 0.0, 0.0), s
+                return (1.0, 1.0, 1.0), s
+            return unoccluded
+        return lambda bvh, geo, media, m, o, d, dist, eps, s: _shadow_transmittance(
+            bvh, geo, media, m, o[0], o[1], o[2], d[0], d[1], d[2], dist, eps, s)
+
+    @overload(phase_pdf, inline="never")
+    def _phase_pdf_impl(media, m, cos_theta):
+        if _none(media):
+            return lambda media, m, cos_theta: 0.0
+        return lambda media, m, cos_theta: hg_pdf(media.g[m], cos_theta)
+
+    @overload(phase_sample, inline="never")
+    def _phase_sample_impl(media, m, d, u1, u2):
+        if _none(media):
+            return lambda media, m, d, u1, u2: (d, 0.0)
+        return lambda media, m, d, u1, u2: _phase_sample(media, m, d, u1, u2)
 
 
 _register()

@@ -1,44 +1,56 @@
 """The path tracer: unbiased Monte Carlo estimation of radiance with next-event
-estimation, multiple importance sampling and Russian roulette (Numba).
+estimation, multiple importance sampling and Russian roulette, through surfaces and
+participating media in one bounce loop (Numba).
 
 One call of :func:`render_pass` adds one sample to every pixel of an accumulation
 buffer (the renderer divides by the number of passes): the image refines pass by pass
-and can be stopped between passes. Each path is a loop over bounces with its state in
-scalars (no recursion, no allocation): :func:`trace_path`, with one helper per step
-(the split of pbrt's ``Li`` and ``SampleLd``).
+and can be stopped between passes. Each path is a loop over vertices with its state in
+scalars and records (no recursion, no allocation): :func:`trace_path`, with one helper
+per step (the split of pbrt's ``Li`` and ``SampleLd``; Mitsuba 3's ``volpath``, same depth
+convention).
 
-Per bounce (Mitsuba 3's ``path`` integrator, same depth convention):
+Per segment:
 
-1. Emission of the surface hit (front side) or of the environment (on a miss) is added,
+1. The next surface is found. In a medium a free flight is sampled up to it
+   (:func:`raytrace.kernels.media.free_flight`: analytic in a homogeneous medium, delta
+   tracking against a majorant grid in a grid medium, with the spectral MIS of that
+   module: one hero channel per path).
+2. Emission of the surface hit (front side) or of the environment (on a miss) is added,
    weighted by the power heuristic against next-event estimation unless the previous
-   bounce was a delta lobe (or this is the camera ray): :func:`emitted_at_hit`,
-   :func:`emitted_on_miss`.
-2. ``depth + 1 >= max_depth`` ends the path (``max_depth`` 1: emitters only; 2: direct
-   light; -1: unbounded).
-3. Next-event estimation: one light entry (by power), one point or direction on it, a
-   shadow ray; weighted by the power heuristic against BSDF sampling (delta lights: 1):
-   :func:`direct_light`.
-4. BSDF sampling gives the next direction; the throughput takes its weight:
-   :func:`scatter`.
-5. From ``depth >= rr_depth`` Russian roulette continues with probability
+   vertex was a delta lobe (or this is the camera ray): :func:`emitted_at_hit`,
+   :func:`emitted_on_miss`. A ``null`` surface (a boundary of media only) is crossed
+   without a vertex: only the medium changes.
+3. ``depth + 1 >= max_depth`` ends the path (``max_depth`` 1: emitters only; 2: direct
+   light; -1: unbounded). Vertices are surface hits and scattering events in media.
+4. Next-event estimation: one light entry (by power), one point or direction on it, a
+   shadow ray carrying transmittance; weighted by the power heuristic against BSDF or
+   phase sampling (delta lights: 1): :func:`direct_light`.
+5. BSDF sampling (phase sampling in a medium: Henyey-Greenstein, weight 1) gives the
+   next direction; the throughput takes its weight: :func:`scatter`. A direction through
+   a surface enters the medium on its other side.
+6. From ``depth >= rr_depth`` Russian roulette continues with probability
    ``min(max(throughput) * eta^2, 0.95)`` and divides by it (``eta``: the product of the
    relative indices crossed, so that radiance compressed inside glass is not killed):
    :func:`russian_roulette`.
 
-Random numbers come in 2-D groups, each a function of (seed, pixel, sample, group) only,
-so an image depends only on the seed, never on the thread count or the scheduling:
-group 0 is the position in the pixel, ``LENS_GROUP`` the point on a thin lens; bounce
-``b`` uses group ``1 + 4b`` for choosing the light and the point on it (the first number
-picks the light, then, rescaled, serves the point), ``2 + 4b`` for the BSDF direction,
-``3 + 4b`` (its first number) for choosing the BSDF lobe, drawn only for materials with
-more than one, and ``4 + 4b`` (its first number) for Russian roulette. The default
-``sobol`` sampler draws the groups from Owen-scrambled Sobol points (``rng.sobol2``: the
-samples of a pixel are stratified in every group), except the camera groups when spp is
-not a power of two: those come from correlated multi-jittered points (``rng.cmj2``;
-:func:`camera_rand2`); ``independent`` from ``rng.rand01`` (dims ``2 group`` and
-``2 group + 1``; pixel positions then on an n x n jittered grid when spp is a square, as
-in the Whitted integrator, visited in an order whose every prefix is unbiased:
-``rng.grid_cell``).
+The media (``media``: the scene's :class:`~raytrace.layout.Media`, or None) enter only
+through the entry points of :mod:`raytrace.kernels.media`, which compile to constants for
+None: a scene without media compiles no media code.
+
+Random numbers come from the path's sampler (:mod:`raytrace.kernels.sampler`) in the
+order the path asks for them: the pixel position, the lens point (a thin-lens camera),
+the hero channel (media); then per segment the free flight's pair (in a medium, the first
+flight since the last vertex) and per vertex, not on the last one, the light (the first
+number picks the light, then, rescaled, serves the point with the second), the direction,
+the lobe (materials with more than one) and Russian roulette (from ``rr_depth``). So an
+image depends only on the seed, never on the thread count or the scheduling.
+
+Every loop ends: the path loop after ``SAFETY_DEPTH`` vertices and ``MAX_CROSSINGS``
+``null`` crossings between two vertices (the path then ends keeping what it gathered, as
+at ``max_depth``); delta and ratio tracking at the media step cap (the sampler's stream,
+:mod:`raytrace.kernels.sampler`): such a path ends with radiance 0 (the whole sample,
+what it gathered before included, counts as 0, as a non-finite sample does) and the row
+kernel adds 1 to its pixel's ``capped`` count.
 """
 import math
 
@@ -51,45 +63,22 @@ from .bsdf import TINY, bsdf_chooses_lobe, bsdf_eval, bsdf_has_smooth, bsdf_samp
 from .camera_rays import camera_ray, lens_ray
 from .emitters import env_lookup, light_pdf_at_hit, sample_light
 from .frame import orthonormal_basis
-from .intersect import scene_hit, scene_occluded
-from .rng import cmj2, grid_cell, rand01, sobol2
+from .intersect import scene_hit
+from .media import (MAX_CROSSINGS, camera_medium, free_flight, hero_channel, is_null, medium_beyond, phase_pdf,
+                    phase_sample, shadow_transmittance)
+from .records import BSDFSample, ShadingPoint
+from .rng import grid_cell
+from .sampler import camera_2d, capped, group_2d, next_1d, next_2d, path_sampler, skipped_2d
 from .sampling import warp
 from .surface import base_color, hit_normals
 from .threads import next_row, run_rows, written_zeros
 
 INF = math.inf
 RR_MAX = 0.95             # Russian roulette never continues with more than this (Mitsuba)
-SHADOW_END = 1.0 - 1e-6   # shadow rays stop this fraction short of the light point
-SAFETY_DEPTH = 1 << 16    # a path never has more bounces (unbounded max_depth with RR off)
+SAFETY_DEPTH = 1 << 16    # a path never has more vertices (unbounded max_depth with RR off)
 UNBOUNDED = 1 << 62       # max_depth -1
-GROUPS_PER_BOUNCE = 4
-PIXEL_GROUP = np.int64(0)        # the position in the pixel's 2-D group
-LENS_GROUP = np.int64(1 << 24)   # the thin lens's (far above any bounce's groups)
-# (int64 values, not Python ints: a literal argument would make rand2 compile once more)
-
-
-@unit
-def rand2(sampler, seed, pixel, sample, group):
-    """Two uniform numbers of 2-D group ``group`` (see the module docstring).
-
-    Inlined by LLVM (``forceinline``), not by Numba (``inline="always"``): the six
-    Numba-inlined copies were half of the path kernel's Numba IR and of its compile time;
-    compiled once and inlined in LLVM, it runs as fast."""
-    if sampler == SOBOL:
-        return sobol2(seed, pixel, sample, group)
-    return rand01(seed, pixel, sample, 2 * group), rand01(seed, pixel, sample, 2 * group + 1)
-
-
-@helper
-def camera_rand2(sampler, seed, pixel, sample, group, spp):
-    """The two numbers of a camera group (pixel position, lens point) for sample
-    ``sample`` of ``spp``: with the Sobol sampler, Sobol points when spp is a power of
-    two, else correlated multi-jittered ones (``rng.cmj2``), stratified into spp strata
-    along each axis for any spp (the first 20 Sobol points, 16 + 4, are not, and the
-    edges of bright emitters in view dominate an image's error)."""
-    if sampler == SOBOL and spp & (spp - 1) != 0:
-        return cmj2(seed, pixel, sample, group, spp)
-    return rand2(sampler, seed, pixel, sample, group)
+ONE3 = (1.0, 1.0, 1.0)
+ZERO3 = (0.0, 0.0, 0.0)
 
 
 @helper
@@ -109,146 +98,92 @@ def mis_weight(a, b):
     return r2 / (1.0 + r2)
 
 
-@unit
-def camera_sample(cam, settings, filter_table, i, j, sample):
-    """The camera ray of sample ``sample`` of pixel (row i, column j), unit direction.
+@helper
+def _scaled(v, k):
+    return v[0] * k, v[1] * k, v[2] * k
 
-    One sample per pixel goes through the pixel centre; otherwise the position is drawn
-    from the filter (an n x n jittered grid for the independent sampler when spp = n^2,
-    its cells visited in the order of ``rng.grid_cell``, each with the jitter of its cell
-    index). Every sample is uniform over the pixel, so the mean of the first k samples is
-    unbiased for every k (adaptive renders, time budgets and partial images stop there).
-    A thin-lens camera draws the lens point from group ``LENS_GROUP``."""
+
+@helper
+def _times(a, b):
+    return a[0] * b[0], a[1] * b[1], a[2] * b[2]
+
+
+@helper
+def _plus(a, b):
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2]
+
+
+@helper
+def _along(o, t, d):
+    """The point o + t d."""
+    return o[0] + t * d[0], o[1] + t * d[1], o[2] + t * d[2]
+
+
+@helper
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@unit
+def camera_sample(cam, settings, filter_table, i, j, s):
+    """The camera ray of pixel (row i, column j) for the path sampler ``s`` at its first
+    dimension -> (origin, unit direction, the sampler after the camera's numbers).
+
+    One sample per pixel goes through the pixel centre (the pixel group is still
+    allocated); otherwise the position is drawn from the filter (an n x n jittered grid
+    for the independent sampler when spp = n^2, its cells visited in the order of
+    ``rng.grid_cell``, each with the jitter of its cell index). Every sample is uniform
+    over the pixel, so the mean of the first k samples is unbiased for every k (adaptive
+    renders, time budgets and partial images stop there). A thin-lens camera draws the
+    lens point next."""
     width, height, spp = settings.width, settings.height, settings.spp
-    pixel = i * width + j
     if spp == 1:
         fx, fy = 0.0, 0.0
+        s = skipped_2d(s)
     else:
         n = int(math.sqrt(spp))
-        if n * n == spp and settings.sampler != SOBOL:     # the cell's own jitter: rng.grid_cell
-            row, column = grid_cell(settings.seed, pixel, sample, n)
-            u1, u2 = rand2(settings.sampler, settings.seed, pixel, row * n + column, PIXEL_GROUP)
+        if n * n == spp and s.kind != SOBOL:         # the cell's own jitter: rng.grid_cell
+            row, column = grid_cell(s.seed, s.pixel, s.sample, n)
+            u1, u2 = group_2d(s.kind, s.seed, s.pixel, row * n + column, s.dim)
             u1 = (column + u1) / n
             u2 = (row + u2) / n
+            s = skipped_2d(s)
         else:
-            u1, u2 = camera_rand2(settings.sampler, settings.seed, pixel, sample, PIXEL_GROUP, spp)
+            u1, u2, s = camera_2d(s, spp)
         fx, fy = warp(u1, settings.filter, filter_table), warp(u2, settings.filter, filter_table)
     ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
     if cam.lens_radius > 0.0:
-        u1, u2 = camera_rand2(settings.sampler, settings.seed, i * width + j, sample, LENS_GROUP, spp)
+        u1, u2, s = camera_2d(s, spp)
         ox, oy, oz, dx, dy, dz = lens_ray(cam, ox, oy, oz, dx, dy, dz, u1, u2)
     inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
-    return ox, oy, oz, dx * inv, dy * inv, dz * inv
+    return (ox, oy, oz), (dx * inv, dy * inv, dz * inv), s
 
 
 @helper
-def emitted_on_miss(lights, env, dx, dy, dz, prev_pdf, prev_delta, beta_r, beta_g, beta_b):
-    """Environment radiance seen by a ray that escapes, MIS-weighted against the
+def emitted_on_miss(lights, env, d, prev_pdf, prev_delta, beta):
+    """Environment radiance seen by a ray along d that escapes, MIS-weighted against the
     environment's own sampling unless the ray came from a delta lobe (or the camera),
     times the path throughput beta."""
     if env.kind == ENV_NONE:
-        return 0.0, 0.0, 0.0
-    er, eg, eb, epdf = env_lookup(env, dx, dy, dz)
+        return ZERO3
+    er, eg, eb, epdf = env_lookup(env, d[0], d[1], d[2])
     w = 1.0
     if not prev_delta and lights.env_entry >= 0:
         w = mis_weight(prev_pdf, lights.pmf[lights.env_entry] * epdf)
-    return beta_r * w * er, beta_g * w * eg, beta_b * w * eb
+    return beta[0] * w * er, beta[1] * w * eg, beta[2] * w * eb
 
 
 @helper
-def emitted_at_hit(lights, geo, hit, emit, ppx, ppy, ppz, px, py, pz, cos_g, prev_pdf, prev_delta,
-                   beta_r, beta_g, beta_b):
-    """Emission of the front side of an emitter hit from the previous vertex pp,
-    MIS-weighted against next-event estimation unless the ray came from a delta lobe,
-    times the path throughput beta."""
+def emitted_at_hit(lights, geo, hit, sp, pp, p, prev_pdf, prev_delta, beta):
+    """Emission of the front side of the emitter hit at p (ShadingPoint ``sp``) from the
+    previous vertex pp, MIS-weighted against next-event estimation unless the ray came
+    from a delta lobe, times the path throughput beta."""
     w = 1.0
     if not prev_delta:
-        lpdf = light_pdf_at_hit(lights, geo, hit.kind, hit.index, ppx, ppy, ppz, px, py, pz, cos_g)
+        lpdf = light_pdf_at_hit(lights, geo, hit.kind, hit.index, pp[0], pp[1], pp[2], p[0], p[1], p[2], sp.front)
         w = mis_weight(prev_pdf, lpdf)
     em = geo.emission
-    return beta_r * w * em[emit, 0], beta_g * w * em[emit, 1], beta_b * w * em[emit, 2]
-
-
-@helper
-def direct_light(bvh, geo, lights, env, mat, color, eta, p, g, t1, b1, s, wi, eps, u1, u2,
-                 beta):
-    """Next-event estimation at p: one light sample, its BSDF value and a shadow ray.
-
-    Vectors are 3-tuples. The frame is (t1, b1, s) with s the shading normal on the
-    arrival side, g the true normal on that side; wi the local direction back along the
-    ray; ``color`` the material's base colour. Returns the radiance contribution (r, g, b)
-    times the path throughput ``beta``."""
-    px, py, pz = p
-    gx, gy, gz = g
-    t1x, t1y, t1z = t1
-    b1x, b1y, b1z = b1
-    sx, sy, sz = s
-    cr, cg, cb = color
-    wix, wiy, wiz = wi
-    beta_r, beta_g, beta_b = beta
-    ok, wx, wy, wz, dist, vr, vg, vb, lpdf, ldelta = sample_light(
-        lights, geo, env, px, py, pz, u1, u2)
-    if not (ok and wx * gx + wy * gy + wz * gz > 0.0):
-        return 0.0, 0.0, 0.0
-    lox = wx * t1x + wy * t1y + wz * t1z
-    loy = wx * b1x + wy * b1y + wz * b1z
-    loz = wx * sx + wy * sy + wz * sz
-    fr, fg, fb, bpdf = bsdf_eval(geo.materials, mat, cr, cg, cb, eta, wix, wiy, wiz, lox, loy, loz)
-    if not fr + fg + fb > 0.0:
-        return 0.0, 0.0, 0.0
-    sox, soy, soz = px + eps * gx, py + eps * gy, pz + eps * gz
-    if dist < INF:           # the segment to the light point, stopping just short of it
-        qx, qy, qz = px + dist * wx, py + dist * wy, pz + dist * wz
-        sdx, sdy, sdz, tmax = qx - sox, qy - soy, qz - soz, SHADOW_END
-    else:                    # a direction (environment, directional light)
-        sdx, sdy, sdz, tmax = wx, wy, wz, INF
-    if scene_occluded(bvh, geo, sox, soy, soz, sdx, sdy, sdz, 0.0, tmax):
-        return 0.0, 0.0, 0.0
-    w = (1.0 if ldelta else mis_weight(lpdf, bpdf)) / lpdf
-    return beta_r * fr * vr * w, beta_g * fg * vg * w, beta_b * fb * vb * w
-
-
-@helper
-def scatter(geo, mat, color, eta, t1, b1, s, g, wi, u_lobe, u1, u2):
-    """BSDF sampling: the next direction (world, unit) and the sample's weight.
-
-    Vectors and the frame as in :func:`direct_light`.
-    -> (ok, direction (3), weight (r, g, b), pdf, is_delta, eta crossed, side): ``side``
-    > 0 when the direction leaves on the arrival side of the true normal g. ``ok`` is
-    False for a failed sample or one that leaves through the wrong side of the true
-    surface (the path ends)."""
-    t1x, t1y, t1z = t1
-    b1x, b1y, b1z = b1
-    sx, sy, sz = s
-    gx, gy, gz = g
-    lox, loy, loz, wr, wg, wb, bpdf, bdelta, beta = bsdf_sample(
-        geo.materials, mat, color[0], color[1], color[2], eta, wi[0], wi[1], wi[2], u_lobe, u1, u2)
-    if not (wr + wg + wb > 0.0):
-        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False, 1.0, 0.0
-    ndx = lox * t1x + loy * b1x + loz * sx
-    ndy = lox * t1y + loy * b1y + loz * sy
-    ndz = lox * t1z + loy * b1z + loz * sz
-    ln = math.sqrt(ndx * ndx + ndy * ndy + ndz * ndz)
-    ndx, ndy, ndz = ndx / ln, ndy / ln, ndz / ln
-    side = ndx * gx + ndy * gy + ndz * gz
-    ok = (loz > 0.0) == (side > 0.0) and side != 0.0
-    return ok, ndx, ndy, ndz, wr, wg, wb, bpdf, bdelta, beta, side
-
-
-@helper
-def russian_roulette(beta_r, beta_g, beta_b, eta_scale, depth, rr_depth, sampler, seed, pixel, sample,
-                     group):
-    """-> (continue?, survival probability q): from ``depth >= rr_depth`` the path goes
-    on with probability ``min(max(throughput) eta_scale^2, RR_MAX)`` (q = 1 before),
-    when the first number of 2-D group ``group`` is below it (drawn only then); a path
-    with zero throughput always ends."""
-    beta_max = max(beta_r, max(beta_g, beta_b))
-    if not beta_max > 0.0:
-        return False, 1.0
-    if depth < rr_depth:
-        return True, 1.0
-    q = min(beta_max * eta_scale * eta_scale, RR_MAX)
-    return rand2(sampler, seed, pixel, sample, group)[0] < q, q
+    return beta[0] * w * em[sp.emit, 0], beta[1] * w * em[sp.emit, 1], beta[2] * w * em[sp.emit, 2]
 
 
 @helper
@@ -266,101 +201,235 @@ def arriving_side(gx, gy, gz, cos_g, sx, sy, sz, dx, dy, dz):
     cos_s = -(sx * dx + sy * dy + sz * dz)
     if cos_s <= TINY:                 # shading normal faces away: use the true one
         sx, sy, sz, cos_s = gx, gy, gz, cos_g
-    return entering, gx, gy, gz, sx, sy, sz, cos_s
+    return entering, (gx, gy, gz), (sx, sy, sz), cos_s
 
 
 @helper
-def trace_path(bvh, geo, lights, env, settings, pixel, sample, ox, oy, oz, dx, dy, dz):
-    """Radiance (r, g, b) arriving at o from direction -d (unit): one path."""
+def shading_point(geo, hit, p, d):
+    """The :class:`~raytrace.kernels.records.ShadingPoint` of a surface hit at p by a ray
+    along the unit direction d."""
+    gx, gy, gz, sx, sy, sz, mat, emit = hit_normals(geo, hit, p[0], p[1], p[2])
+    front = -(gx * d[0] + gy * d[1] + gz * d[2])
+    entering, ng, n, cos_s = arriving_side(gx, gy, gz, front, sx, sy, sz, d[0], d[1], d[2])
+    ior = geo.materials[mat, M_IOR]
+    tx, ty, tz, bx, by, bz = orthonormal_basis(n[0], n[1], n[2])
+    wi = (-(d[0] * tx + d[1] * ty + d[2] * tz), -(d[0] * bx + d[1] * by + d[2] * bz), cos_s)
+    return ShadingPoint(cos_s > TINY, ng, ((tx, ty, tz), (bx, by, bz), n), wi, entering, mat,
+                        ior if entering else 1.0 / ior, emit, front)
+
+
+@helper
+def _to_local(frame, w):
+    t, b, n = frame
+    return _dot(w, t), _dot(w, b), _dot(w, n)
+
+
+@helper
+def _to_world(frame, v):
+    t, b, n = frame
+    return (v[0] * t[0] + v[1] * b[0] + v[2] * n[0], v[0] * t[1] + v[1] * b[1] + v[2] * n[1],
+            v[0] * t[2] + v[1] * b[2] + v[2] * n[2])
+
+
+@helper
+def direct_light(bvh, geo, lights, env, media, m, scattered, sp, color, p, d, eps, u1, u2, s):
+    """Next-event estimation at a path vertex p in medium m -> (radiance (3) without the
+    path's throughput, the sampler after the shadow ray's numbers). A surface vertex
+    (ShadingPoint ``sp``, base colour ``color``) weighs the light by its BSDF and starts the
+    shadow ray ``eps`` off the surface; a scattering event in a medium (``scattered``) by
+    the medium's phase function around the travel direction d."""
+    ok, wx, wy, wz, dist, vr, vg, vb, lpdf, ldelta = sample_light(lights, geo, env, p[0], p[1], p[2], u1, u2)
+    if not ok:
+        return ZERO3, s
+    w = (wx, wy, wz)
+    o = p
+    if scattered:
+        fr = fg = fb = dpdf = phase_pdf(media, m, _dot(w, d))
+    else:
+        if not _dot(w, sp.ng) > 0.0:
+            return ZERO3, s
+        lo = _to_local(sp.frame, w)
+        fr, fg, fb, dpdf = bsdf_eval(geo.materials, sp.mat, color[0], color[1], color[2], sp.eta,
+                                     sp.wi[0], sp.wi[1], sp.wi[2], lo[0], lo[1], lo[2])
+        o = _along(p, eps, sp.ng)
+    if not fr + fg + fb > 0.0:
+        return ZERO3, s
+    if dist < INF:           # to the light point, from the offset origin
+        sdx, sdy, sdz = p[0] + dist * wx - o[0], p[1] + dist * wy - o[1], p[2] + dist * wz - o[2]
+        length = math.sqrt(sdx * sdx + sdy * sdy + sdz * sdz)
+        sd = (sdx / length, sdy / length, sdz / length)
+    else:                    # a direction (environment, directional light)
+        sd, length = w, INF
+    tr, s = shadow_transmittance(bvh, geo, media, m, o, sd, length, eps, s)
+    k = (1.0 if ldelta else mis_weight(lpdf, dpdf)) / lpdf
+    return (fr * vr * tr[0] * k, fg * vg * tr[1] * k, fb * vb * tr[2] * k), s
+
+
+@helper
+def scatter(geo, media, m, scattered, sp, color, d, u_lobe, u1, u2):
+    """The next direction from a vertex: phase sampling in a medium (``scattered``), else
+    BSDF sampling at the surface ``sp`` -> :class:`~raytrace.kernels.records.BSDFSample`
+    (world ``wo``; ``side`` the cosine with the true normal; not ``ok`` when the sample
+    failed or leaves through the wrong side of the true surface: the path ends)."""
+    if scattered:
+        wo, pdf = phase_sample(media, m, d, u1, u2)
+        return BSDFSample(True, wo, ONE3, pdf, False, 1.0, 1.0)
+    lox, loy, loz, wr, wg, wb, bpdf, bdelta, eta = bsdf_sample(
+        geo.materials, sp.mat, color[0], color[1], color[2], sp.eta, sp.wi[0], sp.wi[1], sp.wi[2], u_lobe, u1, u2)
+    if not (wr + wg + wb > 0.0):
+        return BSDFSample(False, ZERO3, ZERO3, 0.0, False, 1.0, 0.0)
+    wo = _to_world(sp.frame, (lox, loy, loz))
+    ln = math.sqrt(_dot(wo, wo))
+    wo = (wo[0] / ln, wo[1] / ln, wo[2] / ln)
+    side = _dot(wo, sp.ng)
+    ok = (loz > 0.0) == (side > 0.0) and side != 0.0
+    return BSDFSample(ok, wo, (wr, wg, wb), bpdf, bdelta, eta, side)
+
+
+@helper
+def russian_roulette(beta, eta_scale, depth, rr_depth, s):
+    """-> (continue?, survival probability q, the sampler after): from ``depth >=
+    rr_depth`` the path goes on with probability ``min(max(throughput) eta_scale^2,
+    RR_MAX)`` (q = 1 before), when the sampler's next number is below it (drawn only
+    then); a path with zero throughput always ends."""
+    beta_max = max(beta[0], max(beta[1], beta[2]))
+    if not beta_max > 0.0:
+        return False, 1.0, s
+    if depth < rr_depth:
+        return True, 1.0, s
+    q = min(beta_max * eta_scale * eta_scale, RR_MAX)
+    u, s = next_1d(s)
+    return u < q, q, s
+
+
+@helper
+def leave_vertex(media, m, scattered, p, sp, side, eps):
+    """(origin, medium) of the ray leaving a vertex at p: in a medium the scatter point
+    itself; at a surface p moved ``eps`` along the true normal to the side the new
+    direction leaves by (``side`` > 0: the arrival side), and through the surface the
+    medium on its other side."""
+    if scattered:
+        return p, m
+    if side < 0.0:                                              # through the surface
+        return _along(p, -eps, sp.ng), medium_beyond(media, sp.mat, sp.entering)
+    return _along(p, eps, sp.ng), m
+
+
+@helper
+def vertex_numbers(s, last, has_lights):
+    """-> (light pair, direction pair, the sampler after them) of a vertex: drawn first,
+    while the hit's rows of the scene arrays (normals, material) come from memory, not
+    after them; none on the last vertex, no light pair without lights."""
+    u_light = u_dir = (0.0, 0.0)
+    if not last:
+        if has_lights:
+            u1, u2, s = next_2d(s)
+            u_light = (u1, u2)
+        u1, u2, s = next_2d(s)
+        u_dir = (u1, u2)
+    return u_light, u_dir, s
+
+
+@helper
+def trace_path(bvh, geo, lights, env, media, settings, o, d, s):
+    """Radiance (r, g, b) arriving at o from direction -d (unit): one path (module
+    docstring), its numbers from the path sampler ``s``. ``beta`` is f / p of the hero
+    channel, ``ratio`` the other channels' path densities relative to the hero's (all 1
+    without media); contributions are weighted by 1 / mean(ratio).
+    -> (radiance (3), capped): ``capped`` when the path reached the media step cap (its
+    radiance is then 0, module docstring)."""
     max_depth = settings.max_depth if settings.max_depth >= 0 else UNBOUNDED
-    sampler, seed, eps = settings.sampler, settings.seed, settings.epsilon
-    lr = lg = lb = 0.0
-    beta_r = beta_g = beta_b = 1.0        # path throughput
-    eta_scale = 1.0                       # product of relative indices crossed
+    eps = settings.epsilon
+    hero, s = hero_channel(media, s)
+    radiance = ZERO3
+    beta = ratio = ONE3
+    w_mis = eta_scale = 1.0
     prev_pdf, prev_delta = 1.0, True      # the camera ray counts as a delta lobe
-    ppx, ppy, ppz = ox, oy, oz
-    depth = 0
+    pp = o
+    m = camera_medium(media)
+    depth = crossings = 0
+    fresh = True                          # no flight since the last vertex: the next pair is the flight's
+    has_lights = lights.pmf.shape[0] > 0
     while max_depth > 0:
-        hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
-        if hit.kind == MISS:
-            er, eg, eb = emitted_on_miss(lights, env, dx, dy, dz, prev_pdf, prev_delta,
-                                         beta_r, beta_g, beta_b)
-            lr, lg, lb = lr + er, lg + eg, lb + eb
+        hit = scene_hit(bvh, geo, o[0], o[1], o[2], d[0], d[1], d[2], 0.0, INF)
+        scattered, t = False, hit.t
+        if m >= 0:
+            event, s = free_flight(media, m, o, d, hit.t, hero, fresh, s)
+            fresh = False
+            if capped(s):
+                return ZERO3, True
+            beta, ratio = _times(beta, event.beta), _times(ratio, event.ratio)
+            w_mis = 3.0 / (ratio[0] + ratio[1] + ratio[2])
+            scattered, t = event.scattered, event.t
+        if not scattered and hit.kind == MISS:
+            radiance = _plus(radiance, emitted_on_miss(lights, env, d, prev_pdf, prev_delta, _scaled(beta, w_mis)))
             break
-        px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
-        # this bounce's numbers first: computed while the hit's rows of the scene arrays
-        # (normals, material) come from memory, not after them; none on the last bounce
+        p = _along(o, t, d)
         last = depth + 1 >= max_depth or depth >= SAFETY_DEPTH
-        group = 1 + GROUPS_PER_BOUNCE * depth
-        u_dir = u_light = (0.0, 0.0)
-        if not last:
-            u_dir = rand2(sampler, seed, pixel, sample, group + 1)
-            if lights.pmf.shape[0] > 0:
-                u_light = rand2(sampler, seed, pixel, sample, group)
-        gx, gy, gz, sx, sy, sz, mat, emit = hit_normals(geo, hit, px, py, pz)
-        cos_g = -(gx * dx + gy * dy + gz * dz)
-        if emit >= 0 and cos_g > 0.0:
-            er, eg, eb = emitted_at_hit(lights, geo, hit, emit, ppx, ppy, ppz, px, py, pz, cos_g,
-                                        prev_pdf, prev_delta, beta_r, beta_g, beta_b)
-            lr, lg, lb = lr + er, lg + eg, lb + eb
-        if last:
+        u_light, u_dir, s = vertex_numbers(s, last, has_lights)
+        sp = ShadingPoint(True, ZERO3, (ZERO3, ZERO3, ZERO3), ZERO3, True, -1, 1.0, -1, 0.0)
+        color = ZERO3
+        if not scattered:
+            sp = shading_point(geo, hit, p, d)
+            if is_null(media, geo, sp.mat):                     # only a boundary: cross it
+                m = medium_beyond(media, sp.mat, sp.entering)
+                o = _along(p, -eps, sp.ng)
+                crossings += 1
+                if crossings > MAX_CROSSINGS:
+                    break
+                continue
+            if sp.emit >= 0 and sp.front > 0.0:
+                radiance = _plus(radiance, emitted_at_hit(lights, geo, hit, sp, pp, p, prev_pdf, prev_delta,
+                                                          _scaled(beta, w_mis)))
+            if last or not sp.ok:
+                break
+            color = base_color(geo, sp.mat, M_COLOR, hit, p[0], p[1], p[2])
+        elif last:
             break
-        entering, gx, gy, gz, sx, sy, sz, cos_s = arriving_side(gx, gy, gz, cos_g, sx, sy, sz, dx, dy, dz)
-        if cos_s <= TINY:
-            break
-        ior = geo.materials[mat, M_IOR]
-        eta = ior if entering else 1.0 / ior
-        cr, cg, cb = base_color(geo, mat, M_COLOR, hit, px, py, pz)
-        t1x, t1y, t1z, b1x, b1y, b1z = orthonormal_basis(sx, sy, sz)
-        wix = -(dx * t1x + dy * t1y + dz * t1z)
-        wiy = -(dx * b1x + dy * b1y + dz * b1z)
-        wiz = cos_s
-        if lights.pmf.shape[0] > 0 and bsdf_has_smooth(geo.materials, mat, cr, cg, cb):
-            u1, u2 = u_light
-            er, eg, eb = direct_light(bvh, geo, lights, env, mat, (cr, cg, cb), eta, (px, py, pz),
-                                      (gx, gy, gz), (t1x, t1y, t1z), (b1x, b1y, b1z), (sx, sy, sz),
-                                      (wix, wiy, wiz), eps, u1, u2, (beta_r, beta_g, beta_b))
-            lr, lg, lb = lr + er, lg + eg, lb + eb
+        if has_lights and (scattered or bsdf_has_smooth(geo.materials, sp.mat, color[0], color[1], color[2])):
+            light, s = direct_light(bvh, geo, lights, env, media, m, scattered, sp, color, p, d, eps,
+                                    u_light[0], u_light[1], s)
+            if capped(s):                                       # a shadow ray reached the step cap
+                return ZERO3, True
+            radiance = _plus(radiance, _times(_scaled(beta, w_mis), light))
         u_lobe = 0.0
-        if bsdf_chooses_lobe(geo.materials, mat):
-            u_lobe = rand2(sampler, seed, pixel, sample, group + 2)[0]
-        u1, u2 = u_dir
-        ok, dx, dy, dz, wr, wg, wb, prev_pdf, prev_delta, eta_step, side = scatter(
-            geo, mat, (cr, cg, cb), eta, (t1x, t1y, t1z), (b1x, b1y, b1z), (sx, sy, sz), (gx, gy, gz),
-            (wix, wiy, wiz), u_lobe, u1, u2)
-        if not ok:
+        if not scattered and bsdf_chooses_lobe(geo.materials, sp.mat):
+            u_lobe, s = next_1d(s)
+        bs = scatter(geo, media, m, scattered, sp, color, d, u_lobe, u_dir[0], u_dir[1])
+        if not bs.ok:
             break
-        beta_r, beta_g, beta_b = beta_r * wr, beta_g * wg, beta_b * wb
-        eta_scale *= eta_step
-        ppx, ppy, ppz = px, py, pz
-        off = eps if side > 0.0 else -eps
-        ox, oy, oz = px + off * gx, py + off * gy, pz + off * gz
-        depth += 1
-        go_on, q = russian_roulette(beta_r, beta_g, beta_b, eta_scale, depth, settings.rr_depth,
-                                    sampler, seed, pixel, sample, group + 3)
+        beta = _times(beta, bs.weight)
+        eta_scale *= bs.eta
+        prev_pdf, prev_delta = bs.pdf, bs.delta
+        pp = p
+        o, m = leave_vertex(media, m, scattered, p, sp, bs.side, eps)
+        d = bs.wo
+        depth, crossings, fresh = depth + 1, 0, True
+        go_on, q, s = russian_roulette(_scaled(beta, w_mis), eta_scale, depth, settings.rr_depth, s)
         if not go_on:
             break
-        beta_r, beta_g, beta_b = beta_r / q, beta_g / q, beta_b / q
-    return lr, lg, lb
+        beta = _scaled(beta, 1.0 / q)
+    return radiance, False
+
 
 
 @row_kernel
-def path_rows(rows, queue, accum, nonfinite, active, sample, count, bvh, geo, lights, env, cam, settings,
-              filter_table):
+def path_rows(rows, queue, accum, nonfinite, capped_count, active, sample, count, bvh, geo, lights, env, media,
+              cam, settings, filter_table):
     """Add samples ``sample .. sample + count - 1`` of every pixel of the rows this thread
     takes from ``queue``, in that order, to ``accum`` (channels 0-2 the radiance, 3-5 its
     square); a sample that comes out NaN or infinite is not added but counted in
-    ``nonfinite[i, j]``. A row kernel of
-    :mod:`raytrace.kernels.threads`.
+    ``nonfinite[i, j]``, one whose path reached the media step cap (it adds radiance 0)
+    in ``capped_count[i, j]``. A row kernel of :mod:`raytrace.kernels.threads`.
 
     Adaptive sampling (:mod:`raytrace.film.adaptive`): ``active`` (H, W) uint8 marks the
     pixels that take these samples (a (1, 1) array: every pixel).
 
     One function holds the row and pixel loops and (inlined) the path loop: the scene's
     arrays change hands once per call, borrowed (no reference counting per call), and the
-    path tracer is compiled once."""
-    bvh, geo, lights, env = borrow(bvh), borrow(geo), borrow(lights), borrow(env)
-    accum, nonfinite, active = borrow(accum), borrow(nonfinite), borrow(active)
+    path tracer is compiled once per kind of ``media`` (None or a Media record)."""
+    bvh, geo, lights, env, media = borrow(bvh), borrow(geo), borrow(lights), borrow(env), borrow(media)
+    accum, nonfinite, capped_count, active = borrow(accum), borrow(nonfinite), borrow(capped_count), borrow(active)
     every_pixel = active.shape[0] == 1
     i = next_row(rows, queue)
     while i >= 0:
@@ -368,20 +437,16 @@ def path_rows(rows, queue, accum, nonfinite, active, sample, count, bvh, geo, li
             if not every_pixel and active[i, j] == 0:
                 continue
             for k in range(sample, sample + count):
-                _add_sample(accum, nonfinite, i, j, k, bvh, geo, lights, env, cam, settings, filter_table)
+                o, d, s = camera_sample(cam, settings, filter_table, i, j,
+                                        path_sampler(settings, i * settings.width + j, k))
+                (lr, lg, lb), cut = trace_path(bvh, geo, lights, env, media, settings, o, d, s)
+                if cut:
+                    capped_count[i, j] += 1
+                elif math.isfinite(lr) and math.isfinite(lg) and math.isfinite(lb):
+                    _add_radiance(accum, i, j, lr, lg, lb)
+                else:
+                    nonfinite[i, j] += 1
         i = next_row(rows, queue)
-
-
-@helper
-def _add_sample(accum, nonfinite, i, j, sample, bvh, geo, lights, env, cam, settings, filter_table):
-    """Sample ``sample`` of pixel (i, j) into ``accum``."""
-    ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, sample)
-    lr, lg, lb = trace_path(bvh, geo, lights, env, settings, i * settings.width + j, sample,
-                            ox, oy, oz, dx, dy, dz)
-    if math.isfinite(lr) and math.isfinite(lg) and math.isfinite(lb):
-        _add_radiance(accum, i, j, lr, lg, lb)
-    else:
-        nonfinite[i, j] += 1
 
 
 @helper
@@ -396,7 +461,7 @@ def _add_radiance(sums, i, j, r, g, b):
 
 
 def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, env, cam, settings, filter_table,
-                rows=None, active=None, count=1):
+                rows=None, active=None, count=1, media=None, capped=None):
     """Add sample number ``sample`` (``count`` > 1: samples ``sample .. sample + count - 1``,
     in order) of every pixel to ``accum`` ((H, W, 6) float64: sums
     of the radiance and of its square, per channel), on ``numba.get_num_threads()``
@@ -408,15 +473,20 @@ def render_pass(accum, nonfinite, counter, sample, bvh, geo, lights, env, cam, s
     ``nonfinite[row, column]`` counts them (a safety net: it should stay 0).
     ``counter[0]`` is set to ``sample + count`` when the pass is complete (also when Ctrl-C
     came during it: :func:`~raytrace.kernels.threads.run_rows` finishes the rows first).
-    ``active`` ((H, W) uint8, default every pixel): see :func:`path_rows`."""
+    ``active`` ((H, W) uint8, default every pixel): see :func:`path_rows`. ``media``: the
+    scene's :class:`~raytrace.layout.Media` or None (no media code compiled);
+    ``capped``: (H, W) int64 counts of samples cut at the media step cap, or None (not
+    kept)."""
     if rows is None:
         height = accum.shape[0]
         rows = (np.arange(height, dtype=np.int64) * settings.row_stride) % height
     if active is None:
         active = np.ones((1, 1), np.uint8)
+    if capped is None:
+        capped = np.zeros(accum.shape[:2], np.int64)     # untouched pages: no memory unless written
     try:
-        run_rows(path_rows, rows, accum, nonfinite, active, sample, count, bvh, geo, lights, env, cam,
-                 settings, filter_table)
+        run_rows(path_rows, rows, accum, nonfinite, capped, active, sample, count, bvh, geo, lights, env, media,
+                 cam, settings, filter_table)
     except KeyboardInterrupt:
         counter[0] = sample + count
         raise
