@@ -50,9 +50,9 @@ def _sample_many(mats, m, cr, cg, cb, eta, wi, n, seed):
     np.random.seed(seed)
     out = np.zeros((n, 9))
     for k in range(n):
-        wox, woy, woz, wr, wg, wb, pdf, delta, e = bsdf_sample(
-            mats, m, cr, cg, cb, eta, wi[0], wi[1], wi[2], np.random.random(), np.random.random(),
-            np.random.random())
+        bs = bsdf_sample(mats, m, cr, cg, cb, eta, wi[0], wi[1], wi[2], np.random.random(), np.random.random(),
+                         np.random.random())
+        (wox, woy, woz), (wr, wg, wb), pdf, delta, e = bs.wo, bs.weight, bs.pdf, bs.delta, bs.eta
         out[k, 0], out[k, 1], out[k, 2] = wox, woy, woz
         out[k, 3], out[k, 4], out[k, 5] = wr, wg, wb
         out[k, 6], out[k, 7], out[k, 8] = pdf, 1.0 if delta else 0.0, e

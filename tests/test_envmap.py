@@ -47,8 +47,9 @@ def _samples(lights, geo, env, n, seed):
     np.random.seed(seed)
     out = np.zeros((n, 6))
     for k in range(n):
-        ok, wx, wy, wz, dist, vr, vg, vb, pdf, delta = sample_light(
+        ls = sample_light(
             lights, geo, env, 0.0, 0.0, 0.0, np.random.random(), np.random.random())
+        ok, (wx, wy, wz), dist, (vr, vg, vb), pdf, delta = ls
         out[k, 0] = 1.0 if ok else 0.0
         out[k, 1], out[k, 2], out[k, 3], out[k, 4] = wx, wy, wz, pdf
         out[k, 5] = 1.0 if delta else 0.0
@@ -306,7 +307,7 @@ def test_both_integrators_show_the_map_as_the_background(integrator):
     from raytrace.camera import make_camera
     from raytrace.kernels.camera_rays import camera_ray
     c = make_camera(cam)
-    dirs = np.array([camera_ray(c, 24, 16, j + 0.5, i + 0.5)[3:] for i in range(16) for j in range(24)])
+    dirs = np.array([camera_ray(c, 24, 16, j + 0.5, i + 0.5)[1] for i in range(16) for j in range(24)])
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
     env = environment(scene)
     np.testing.assert_allclose(img.reshape(-1, 3), _lookups(env, np.ascontiguousarray(dirs))[:, :3], rtol=1e-6,

@@ -35,7 +35,7 @@ def _pdf_at_hits(acc, lights, geo, p, dirs):
         out[k, 1] = -1.0
         if kind == TRIANGLE or kind == SPHERE:
             qx, qy, qz = p[0] + t * dirs[k, 0], p[1] + t * dirs[k, 1], p[2] + t * dirs[k, 2]
-            gx, gy, gz, sx, sy, sz, mat, emit = hit_normals(geo, hit, qx, qy, qz)
+            (gx, gy, gz), (sx, sy, sz), mat, emit = hit_normals(geo, hit, qx, qy, qz)
             cos_l = -(gx * dirs[k, 0] + gy * dirs[k, 1] + gz * dirs[k, 2])
             if emit >= 0 and cos_l > 0.0:
                 out[k, 1] = light_pdf_at_hit(lights, geo, kind, idx, p[0], p[1], p[2], qx, qy, qz, cos_l)
@@ -48,8 +48,9 @@ def _draw(lights, geo, env, p, n, seed):
     np.random.seed(seed)
     out = np.zeros((n, 8))
     for k in range(n):
-        ok, wx, wy, wz, dist, vr, vg, vb, pdf, delta = sample_light(
+        ls = sample_light(
             lights, geo, env, p[0], p[1], p[2], np.random.random(), np.random.random())
+        ok, (wx, wy, wz), dist, (vr, vg, vb), pdf, delta = ls
         out[k, 0] = 1.0 if ok else 0.0
         out[k, 1], out[k, 2], out[k, 3], out[k, 4], out[k, 5] = wx, wy, wz, dist, pdf
         out[k, 6] = 1.0 if delta else 0.0

@@ -111,7 +111,7 @@ def camera_positions(integrator, sampler, spp, size=PREFIX_SIZE, seed=5):
             for j in range(w):
                 for k in range(out.shape[2]):
                     if whitted:
-                        ox, oy, _, _, _, _ = wk.camera_sample(cam, settings, table, i, j, k)
+                        (ox, oy, _), _ = wk.camera_sample(cam, settings, table, i, j, k)
                     else:
                         o, _, _ = pk.camera_sample(cam, settings, table, i, j, path_sampler(settings, i * w + j, k))
                         ox, oy = o[0], o[1]

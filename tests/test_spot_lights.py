@@ -126,8 +126,9 @@ def test_the_falloff_curves():
 def _spot_samples(lights, geo, env, points):
     out = np.zeros((points.shape[0], 7))
     for k in range(points.shape[0]):
-        ok, wx, wy, wz, dist, vr, vg, vb, pdf, delta = sample_light(
+        ls = sample_light(
             lights, geo, env, points[k, 0], points[k, 1], points[k, 2], 0.5, 0.5)
+        ok, (wx, wy, wz), dist, (vr, vg, vb), pdf, delta = ls
         out[k] = 1.0 if ok else 0.0, wx, wy, wz, vr, vg, vb
     return out
 

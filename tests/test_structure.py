@@ -219,3 +219,128 @@ def test_the_package_says_the_version_pyproject_gives():
     import raytrace
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     assert raytrace.__version__ == version
+
+
+# ------------------------------------------------- records, not tuples; nothing written twice
+MAX_FLAT_RETURN = 4
+
+
+def wide_returns(path):
+    """(function, n) for each function of ``path`` that returns a flat tuple of more than
+    MAX_FLAT_RETURN values (a nested tuple counts its top level: a direction is one)."""
+    out = []
+    for fn in ast.walk(ast.parse(path.read_text())):
+        if isinstance(fn, ast.FunctionDef):
+            widest = max((len(r.value.elts) for r in ast.walk(fn)
+                          if isinstance(r, ast.Return) and isinstance(r.value, ast.Tuple)), default=0)
+            if widest > MAX_FLAT_RETURN:
+                out.append((fn.name, widest))
+    return out
+
+
+def test_no_kernel_returns_more_than_four_loose_values():
+    """A kernel function's result of more than four values is a record
+    (``raytrace.kernels.records``) or nested tuples: a reader never counts commas."""
+    wide = [f"{p.name}: {name} returns {n}" for p in _files("kernels") for name, n in wide_returns(p)]
+    assert not wide, "; ".join(wide)
+
+
+def test_the_return_check_sees_a_wide_tuple(tmp_path):
+    """Negative control: five loose values are reported, two nested triples are not."""
+    src = tmp_path / "k.py"
+    src.write_text("def f(a):\n    return a, a, a, a, a\n\ndef g(a):\n    return (a, a, a), (a, a, a)\n")
+    assert wide_returns(src) == [("f", 5)]
+
+
+MIN_REPEAT = 6          # lines: a block this long must not stand twice
+_SKIP = {"(", ")", "[", "]", "{", "}", "):", "]:", "),", "],", "else:", "try:", "finally:", "pass"}
+
+
+def _shape(line):
+    """A line with its names, numbers and strings replaced: what it does, not with what."""
+    import io
+    import keyword
+    import tokenize
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line).readline):
+            if tok.type == tokenize.NAME:
+                out.append(tok.string if keyword.iskeyword(tok.string) else "n")
+            elif tok.type == tokenize.NUMBER:
+                out.append("0")
+            elif tok.type == tokenize.STRING:
+                out.append("s")
+            elif tok.type == tokenize.OP:
+                out.append(tok.string)
+    except (tokenize.TokenError, IndentationError):
+        return line.strip()
+    return " ".join(out)
+
+
+def code_lines(path):
+    """(line number, shape) of the lines of ``path`` that count: code outside docstrings,
+    not blank, comment, import or lone punctuation."""
+    tree = ast.parse(path.read_text())
+    doc = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node) is not None:
+            d = node.body[0]
+            doc.update(range(d.lineno, d.end_lineno + 1))
+    out = []
+    for k, text in enumerate(path.read_text().splitlines(), 1):
+        s = text.split("#")[0].strip() if "'" not in text and '"' not in text else text.strip()
+        if k in doc or not s or s.startswith(("#", "import ", "from ", "@")) or s in _SKIP:
+            continue
+        shape = _shape(s)
+        if len(shape.split()) > 3:      # thin lines (``x: int``, ``return x``, ``break``) do not count
+            out.append((k, shape))
+    return out
+
+
+def repeated_blocks(paths, n=MIN_REPEAT):
+    """Pairs of places among ``paths`` where ``n`` consecutive counted lines have the same
+    shape -> ["a.py:10 ~ b.py:40", ...]: one entry per run, at its first line."""
+    lines = {p.name: code_lines(p) for p in paths}
+    where = {}
+    for name, counted in lines.items():
+        for i in range(len(counted) - n + 1):
+            where.setdefault(tuple(shape for _, shape in counted[i:i + n]), []).append((name, i))
+    matched = set()
+    for places in where.values():
+        for k, (a, i) in enumerate(places):
+            for b, j in places[k + 1:]:
+                if a != b or abs(i - j) >= n:
+                    matched.add((a, i, b, j))
+    return [f"{a}:{lines[a][i][0]} ~ {b}:{lines[b][j][0]}" for a, i, b, j in sorted(matched)
+            if (a, i - 1, b, j - 1) not in matched]
+
+
+def test_no_block_of_six_lines_stands_twice_in_the_kernels():
+    """No block of six or more lines (the same lines, or the same shape with other names)
+    repeats inside ``raytrace/kernels/``: what is the same is one function."""
+    repeats = repeated_blocks(_files("kernels"))
+    assert not repeats, "; ".join(repeats)
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 44): accel/stats.py repeats the walks of traverse.py and "
+                   "instances.py to count steps, and build.py / instances.py share their leaf packing")
+def test_no_block_of_six_lines_stands_twice_in_the_kernels_and_the_bvh():
+    """The same over ``raytrace/kernels/`` and ``raytrace/accel/`` together. Strict: it
+    fails (as a reminder to drop the mark) once the BVH's copies are gone."""
+    repeats = repeated_blocks(_files("kernels") + _files("accel"))
+    assert not repeats, "; ".join(repeats)
+
+
+def test_the_repeat_check_sees_a_renamed_copy(tmp_path):
+    """Negative control: a block copied with other names is found (from its ``def``); two
+    blocks that differ in the shape of their middle line are not."""
+    block = "\n".join(f"    {v} = a{k} * b + c[{k}]" if k != 3 else f"    if {v} > 0:\n        {v} += 1"
+                      for k, v in enumerate("uvwxyz"))
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text(f"def f(a0, a1, a2, a3, a4, a5, b, c):\n{block}\n    return u\n")
+    b.write_text(f"def g(a0, a1, a2, a3, a4, a5, b, c):\n{block.replace('u =', 'p =').replace('* b', '* q')}\n"
+                 "    return p\n")
+    assert repeated_blocks([a, b]) == ["a.py:1 ~ b.py:1"]
+    b.write_text(f"def g(a0, a1, a2, a3, a4, a5, b, c):\n{block.replace('if x > 0', 'while x > 0')}\n"
+                 "    return u\n")
+    assert repeated_blocks([a, b]) == []

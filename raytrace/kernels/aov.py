@@ -29,7 +29,7 @@ from . import path as pk
 from .sampler import path_sampler
 from . import whitted as wk
 from .borrow import borrow
-from .camera_rays import camera_ray
+from .camera_rays import centre_ray
 from .emitters import env_radiance
 from .intersect import scene_hit
 from .surface import base_color, hit_normals, hit_uv
@@ -69,9 +69,9 @@ def first_diffuse(bvh, geo, env, hit, ox, oy, oz, dx, dy, dz, eps):
     for _ in range(MAX_SPECULAR + 1):
         if hit.kind == MISS:
             r, g, b = env_radiance(env, dx, dy, dz)
-            return min(r, 1.0), min(g, 1.0), min(b, 1.0), 0.0, 0.0, 0.0
+            return (min(r, 1.0), min(g, 1.0), min(b, 1.0)), (0.0, 0.0, 0.0)
         px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
-        _, _, _, nx, ny, nz, m, _ = hit_normals(geo, hit, px, py, pz)
+        (_, _, _), (nx, ny, nz), m, _ = hit_normals(geo, hit, px, py, pz)
         entering = nx * dx + ny * dy + nz * dz <= 0.0
         if not entering:
             nx, ny, nz = -nx, -ny, -nz
@@ -79,7 +79,7 @@ def first_diffuse(bvh, geo, env, hit, ox, oy, oz, dx, dy, dz, eps):
             r, g, b = base_color(geo, m, M_COLOR, hit, px, py, pz)
             if int(mats[m, M_TYPE]) == MAT_PHONG:          # the total: diffuse + mirror
                 r, g, b = r + mats[m, M_REFLECT], g + mats[m, M_REFLECT + 1], b + mats[m, M_REFLECT + 2]
-            return min(r, 1.0), min(g, 1.0), min(b, 1.0), nx, ny, nz
+            return (min(r, 1.0), min(g, 1.0), min(b, 1.0)), (nx, ny, nz)
         cos_i = -(nx * dx + ny * dy + nz * dz)
         refract = transmits(mats, m)
         sin2_t = 1.0
@@ -96,7 +96,7 @@ def first_diffuse(bvh, geo, env, hit, ox, oy, oz, dx, dy, dz, eps):
         inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
         dx, dy, dz = dx * inv, dy * inv, dz * inv
         hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
-    return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    return (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
 
 
 @row_kernel
@@ -108,7 +108,7 @@ def aov_rows(rows, queue, buf, sample, bvh, geo, env, cam, settings, filter_tabl
     while i >= 0:
         for j in range(buf.shape[1]):
             if sampling == WHITTED_SAMPLING:
-                ox, oy, oz, dx, dy, dz = wk.camera_sample(cam, settings, filter_table, i, j, sample)
+                (ox, oy, oz), (dx, dy, dz) = wk.camera_sample(cam, settings, filter_table, i, j, sample)
                 inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
                 dx, dy, dz = dx * inv, dy * inv, dz * inv
             else:
@@ -125,7 +125,7 @@ def aov_rows(rows, queue, buf, sample, bvh, geo, env, cam, settings, filter_tabl
                 buf[i, j, AOV_UV] += tu
                 buf[i, j, AOV_UV + 1] += tv
                 buf[i, j, AOV_HITS] += 1.0
-            ar, ag, ab, nx, ny, nz = first_diffuse(bvh, geo, env, hit, ox, oy, oz, dx, dy, dz, settings.epsilon)
+            (ar, ag, ab), (nx, ny, nz) = first_diffuse(bvh, geo, env, hit, ox, oy, oz, dx, dy, dz, settings.epsilon)
             buf[i, j, AOV_ALBEDO] += ar
             buf[i, j, AOV_ALBEDO + 1] += ag
             buf[i, j, AOV_ALBEDO + 2] += ab
@@ -163,12 +163,10 @@ def render_ids(obj_out, mat_out, bvh, geo, cam):
     height, width = obj_out.shape
     for i in prange(height):
         for j in range(width):
-            ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5, i + 0.5)
-            inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
-            dx, dy, dz = dx * inv, dy * inv, dz * inv
+            (ox, oy, oz), (dx, dy, dz) = centre_ray(cam, width, height, i, j)
             hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
             obj_out[i, j] = object_id(geo, hit)
             mat = -1
             if hit.kind != MISS:
-                _, _, _, _, _, _, mat, _ = hit_normals(geo, hit, ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz)
+                (_, _, _), (_, _, _), mat, _ = hit_normals(geo, hit, ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz)
             mat_out[i, j] = mat

@@ -143,8 +143,8 @@ def _probe(args, same, pair):
         for j in range(b.grid.shape[1]):
             total += b.grid[i, j]
     view = b.grid[1:, ::2]
-    return (total * b.scale, view.sum(), int(b.keys[b.keys.shape[0] - 2]), b.grid.shape[1],
-            s.second[1] - s.first[0], p[0][2], p[1])
+    return ((total * b.scale, view.sum()), (int(b.keys[b.keys.shape[0] - 2]), b.grid.shape[1]),
+            s.second[1] - s.first[0], (p[0][2], p[1]))
 
 
 def _probe_passes():
@@ -152,7 +152,7 @@ def _probe_passes():
     keys = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
     got = _probe(_ProbeArgs(grid, keys, 2.0), _ProbeSame(keys, keys[::-1].copy()),
                  (np.array([5, 6, 7]), 1.5))
-    want = (2.0 * grid.sum(), grid[1:, ::2].sum(), 3, 4, 3.0, 7, 1.5)
+    want = ((2.0 * grid.sum(), grid[1:, ::2].sum()), (3, 4), 3.0, (7, 1.5))
     return tuple(got) == want
 
 

@@ -38,6 +38,7 @@ from raytrace.jit import helper, kernel
 
 from ..layout import (M_ALPHA, M_REFLECT, M_TRANSMIT, M_TYPE, MAT_CONDUCTOR, MAT_DIELECTRIC,
                       MAT_DIFFUSE, MAT_PHONG, MAT_ROUGH_CONDUCTOR)
+from .records import BSDFSample
 from .trig import cos_sin_2pi
 
 INV_PI = 1.0 / math.pi
@@ -119,8 +120,8 @@ def ggx_sample_visible(alpha, wix, wiy, wiz, u1, u2):
 
 @kernel
 def _phong_lobes(mats, m, cr, cg, cb, eta, cos_i):
-    """Selection probabilities of the diffuse, mirror and refraction lobes, the Fresnel
-    factor of the mirror lobe and cos_t (0 when there is no refraction lobe)."""
+    """-> (selection probabilities (3) of the diffuse, mirror and refraction lobes, the
+    Fresnel factor of the mirror lobe, cos_t (0 when there is no refraction lobe))."""
     rr, rg, rb = mats[m, M_REFLECT], mats[m, M_REFLECT + 1], mats[m, M_REFLECT + 2]
     tr, tg, tb = mats[m, M_TRANSMIT], mats[m, M_TRANSMIT + 1], mats[m, M_TRANSMIT + 2]
     wt = (tr + tg + tb) / 3.0
@@ -132,8 +133,8 @@ def _phong_lobes(mats, m, cr, cg, cb, eta, cos_i):
     wt = wt * (1.0 - f)
     total = wd + wr + wt
     if total <= 0.0:
-        return 0.0, 0.0, 0.0, f, cos_t
-    return wd / total, wr / total, wt / total, f, cos_t
+        return (0.0, 0.0, 0.0), f, cos_t
+    return (wd / total, wr / total, wt / total), f, cos_t
 
 
 @kernel
@@ -164,7 +165,7 @@ def bsdf_eval(mats, m, cr, cg, cb, eta, wix, wiy, wiz, wox, woy, woz):
         c = woz * INV_PI
         return cr * c, cg * c, cb * c, c
     if kind == MAT_PHONG:
-        pd, pr, pt, f, cos_t = _phong_lobes(mats, m, cr, cg, cb, eta, wiz)
+        (pd, pr, pt), f, cos_t = _phong_lobes(mats, m, cr, cg, cb, eta, wiz)
         c = woz * INV_PI
         return cr * c, cg * c, cb * c, pd * c
     if kind == MAT_ROUGH_CONDUCTOR:
@@ -184,40 +185,53 @@ def bsdf_eval(mats, m, cr, cg, cb, eta, wix, wiy, wiz, wox, woy, woz):
     return 0.0, 0.0, 0.0, 0.0            # conductor, dielectric: delta only
 
 
+@helper
+def _no_sample():
+    """The BSDFSample of a failed sample (weight 0: the path ends)."""
+    return BSDFSample(False, (0.0, 0.0, 1.0), (0.0, 0.0, 0.0), 0.0, False, 1.0, 1.0)
+
+
+@helper
+def _sampled(wo, weight, pdf, delta, eta):
+    """The BSDFSample of local direction ``wo`` (its side: wo's z)."""
+    return BSDFSample(True, wo, weight, pdf, delta, eta, wo[2])
+
+
 @kernel
 def bsdf_sample(mats, m, cr, cg, cb, eta, wix, wiy, wiz, u0, u1, u2):
-    """Sample wo. -> (wo (3), weight (r, g, b), pdf, is_delta, eta_crossed).
+    """Sample wo -> :class:`~raytrace.kernels.records.BSDFSample` in the local frame
+    (``wo`` local, ``side`` its z: > 0 on the shading normal's side).
 
     A failed sample has weight 0 (the path ends). ``u0`` chooses the lobe, ``u1, u2`` the
     direction within it."""
     kind = int(mats[m, M_TYPE])
     if wiz <= TINY:
-        return 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, False, 1.0
+        return _no_sample()
     if kind == MAT_DIFFUSE or kind == MAT_PHONG:
         pd = 1.0
         if kind == MAT_PHONG:
-            pd, pr, pt, f, cos_t = _phong_lobes(mats, m, cr, cg, cb, eta, wiz)
+            (pd, pr, pt), f, cos_t = _phong_lobes(mats, m, cr, cg, cb, eta, wiz)
             if u0 >= pd:
                 if u0 < pd + pr:           # mirror
                     s = f / pr
-                    return (-wix, -wiy, wiz, mats[m, M_REFLECT] * s, mats[m, M_REFLECT + 1] * s,
-                            mats[m, M_REFLECT + 2] * s, pr, True, 1.0)
+                    reflect = (mats[m, M_REFLECT] * s, mats[m, M_REFLECT + 1] * s, mats[m, M_REFLECT + 2] * s)
+                    return _sampled((-wix, -wiy, wiz), reflect, pr, True, 1.0)
                 if pt > 0.0:               # refraction
                     s = (1.0 - f) / (pt * eta * eta)
-                    return (-wix / eta, -wiy / eta, -cos_t, mats[m, M_TRANSMIT] * s,
-                            mats[m, M_TRANSMIT + 1] * s, mats[m, M_TRANSMIT + 2] * s, pt, True, eta)
-                return 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, False, 1.0
+                    transmit = (mats[m, M_TRANSMIT] * s, mats[m, M_TRANSMIT + 1] * s, mats[m, M_TRANSMIT + 2] * s)
+                    return _sampled((-wix / eta, -wiy / eta, -cos_t), transmit, pt, True, eta)
+                return _no_sample()
         if pd <= 0.0:
-            return 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, False, 1.0
+            return _no_sample()
         r = math.sqrt(u1)
         cos_phi, sin_phi = cos_sin_2pi(u2)
         wox, woy = r * cos_phi, r * sin_phi
         woz = math.sqrt(max(0.0, 1.0 - u1))
         if woz <= TINY:
-            return 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, False, 1.0
-        return wox, woy, woz, cr / pd, cg / pd, cb / pd, pd * woz * INV_PI, False, 1.0
+            return _no_sample()
+        return _sampled((wox, woy, woz), (cr / pd, cg / pd, cb / pd), pd * woz * INV_PI, False, 1.0)
     if kind == MAT_CONDUCTOR:
-        return -wix, -wiy, wiz, cr, cg, cb, 1.0, True, 1.0
+        return _sampled((-wix, -wiy, wiz), (cr, cg, cb), 1.0, True, 1.0)
     if kind == MAT_ROUGH_CONDUCTOR:
         alpha = mats[m, M_ALPHA]
         hx, hy, hz = ggx_sample_visible(alpha, wix, wiy, wiz, u1, u2)
@@ -226,18 +240,18 @@ def bsdf_sample(mats, m, cr, cg, cb, eta, wix, wiy, wiz, u0, u1, u2):
         woy = 2.0 * i_dot_h * hy - wiy
         woz = 2.0 * i_dot_h * hz - wiz
         if woz <= TINY or i_dot_h <= 0.0:
-            return 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, False, 1.0
+            return _no_sample()
         d = ggx_d(alpha, hx, hy, hz)
         g1i = ggx_g1(alpha, wix, wiy, wiz, i_dot_h)
         g1o = ggx_g1(alpha, wox, woy, woz, i_dot_h)
         pdf = d * g1i / (4.0 * wiz)
         if not pdf > 0.0:
-            return 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, False, 1.0
-        return (wox, woy, woz, schlick(cr, i_dot_h) * g1o, schlick(cg, i_dot_h) * g1o,
-                schlick(cb, i_dot_h) * g1o, pdf, False, 1.0)
+            return _no_sample()
+        weight = (schlick(cr, i_dot_h) * g1o, schlick(cg, i_dot_h) * g1o, schlick(cb, i_dot_h) * g1o)
+        return _sampled((wox, woy, woz), weight, pdf, False, 1.0)
     # dielectric
     f, cos_t = fresnel_dielectric(wiz, eta)
     if u0 < f:
-        return -wix, -wiy, wiz, 1.0, 1.0, 1.0, f, True, 1.0
+        return _sampled((-wix, -wiy, wiz), (1.0, 1.0, 1.0), f, True, 1.0)
     s = 1.0 / (eta * eta)
-    return -wix / eta, -wiy / eta, -cos_t, s, s, s, 1.0 - f, True, eta
+    return _sampled((-wix / eta, -wiy / eta, -cos_t), (s, s, s), 1.0 - f, True, eta)

@@ -11,20 +11,29 @@ from ..layout import PERSPECTIVE
 def camera_ray(cam, width, height, x, y):
     """Pinhole ray through image position (x, y) in pixels (origin top-left, y down).
 
-    Returns origin and (not normalised) direction as six floats; a perspective ray's
+    Returns (origin (3), direction (3), not normalised); a perspective ray's
     direction has length 1 along ``forward``.
     """
     sy = (1.0 - 2.0 * y / height) * cam.half_height
     sx = (2.0 * x / width - 1.0) * cam.half_height * (width / height)
     if cam.kind == PERSPECTIVE:
-        return (cam.eye_x, cam.eye_y, cam.eye_z,
-                cam.forward_x + sx * cam.right_x + sy * cam.up_x,
-                cam.forward_y + sx * cam.right_y + sy * cam.up_y,
-                cam.forward_z + sx * cam.right_z + sy * cam.up_z)
-    return (cam.eye_x + sx * cam.right_x + sy * cam.up_x,
-            cam.eye_y + sx * cam.right_y + sy * cam.up_y,
-            cam.eye_z + sx * cam.right_z + sy * cam.up_z,
-            cam.forward_x, cam.forward_y, cam.forward_z)
+        return ((cam.eye_x, cam.eye_y, cam.eye_z),
+                (cam.forward_x + sx * cam.right_x + sy * cam.up_x,
+                 cam.forward_y + sx * cam.right_y + sy * cam.up_y,
+                 cam.forward_z + sx * cam.right_z + sy * cam.up_z))
+    return ((cam.eye_x + sx * cam.right_x + sy * cam.up_x,
+             cam.eye_y + sx * cam.right_y + sy * cam.up_y,
+             cam.eye_z + sx * cam.right_z + sy * cam.up_z),
+            (cam.forward_x, cam.forward_y, cam.forward_z))
+
+
+@helper
+def centre_ray(cam, width, height, i, j):
+    """The pinhole ray through the centre of pixel (row i, column j) -> (origin (3), unit
+    direction (3))."""
+    (ox, oy, oz), (dx, dy, dz) = camera_ray(cam, width, height, j + 0.5, i + 0.5)
+    inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
+    return (ox, oy, oz), (dx * inv, dy * inv, dz * inv)
 
 
 @helper
@@ -47,7 +56,7 @@ def lens_ray(cam, ox, oy, oz, dx, dy, dz, u1, u2):
     point of (u1, u2) through the pinhole ray's point on the plane in focus (which
     therefore stays sharp). Unchanged without a lens."""
     if cam.lens_radius <= 0.0:
-        return ox, oy, oz, dx, dy, dz
+        return (ox, oy, oz), (dx, dy, dz)
     f = cam.focus_distance             # d . forward = 1: the plane in focus is at t = f
     px, py, pz = ox + f * dx, oy + f * dy, oz + f * dz
     a, b = concentric_disk(u1, u2)
@@ -56,7 +65,7 @@ def lens_ray(cam, ox, oy, oz, dx, dy, dz, u1, u2):
     lx = ox + a * cam.right_x + b * cam.up_x
     ly = oy + a * cam.right_y + b * cam.up_y
     lz = oz + a * cam.right_z + b * cam.up_z
-    return lx, ly, lz, px - lx, py - ly, pz - lz
+    return (lx, ly, lz), (px - lx, py - ly, pz - lz)
 
 
 @kernel
@@ -66,7 +75,6 @@ def centre_rays(cam, origins, dirs):
     height, width = origins.shape[0], origins.shape[1]
     for i in range(height):
         for j in range(width):
-            ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5, i + 0.5)
-            inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
+            (ox, oy, oz), (dx, dy, dz) = centre_ray(cam, width, height, i, j)
             origins[i, j, 0], origins[i, j, 1], origins[i, j, 2] = ox, oy, oz
-            dirs[i, j, 0], dirs[i, j, 1], dirs[i, j, 2] = dx * inv, dy * inv, dz * inv
+            dirs[i, j, 0], dirs[i, j, 1], dirs[i, j, 2] = dx, dy, dz

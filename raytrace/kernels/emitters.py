@@ -32,6 +32,7 @@ from ..envmap import latlong_cell_direction, latlong_rgb
 from ..layout import (CONE_LINEAR, CONE_NONE, ENV_CONSTANT, ENV_CUBE, ENV_LATLONG, LIGHT_DIRECTIONAL,
                       LIGHT_POINT, LIGHT_SPHERE, LIGHT_TRIANGLE, TRIANGLE)
 from .frame import orthonormal_basis
+from .records import LightSample
 from .surface import affine
 from .trig import cos_sin_2pi
 
@@ -39,8 +40,13 @@ INF = math.inf
 INV_4PI = 1.0 / (4.0 * math.pi)
 ONE_BELOW = 1.0 - 2.0 ** -53     # the largest double below 1
 KIND_TRIANGLE = np.int64(TRIANGLE)   # an int64, as hit.kind is: one compile of light_pdf_at_hit, not two
-_FAIL = (False, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
 
+
+
+@helper
+def no_light():
+    """The LightSample of no sample (nothing faces p, a zero pdf)."""
+    return LightSample(False, (0.0, 0.0, 1.0), 0.0, (0.0, 0.0, 0.0), 0.0, False)
 
 @helper
 def select_entry(cdf, u):
@@ -143,14 +149,15 @@ def cone_falloff(cone, i, c):
 
 @kernel
 def _sphere_cone(geo, s, px, py, pz):
-    """(cx, cy, cz, dc2, r2) or r2 = 0 when the sphere is not round or p is not outside."""
+    """(c (3): p -> centre, dc2 = |c|^2, r2 = radius^2), r2 = 0 when the sphere is not
+    round or p is not outside."""
     r = geo.sph_radius[s]
     cx, cy, cz = geo.sph_center[s, 0] - px, geo.sph_center[s, 1] - py, geo.sph_center[s, 2] - pz
     dc2 = cx * cx + cy * cy + cz * cz
     r2 = r * r
     if r <= 0.0 or dc2 <= r2:
-        return cx, cy, cz, dc2, 0.0
-    return cx, cy, cz, dc2, r2
+        return (cx, cy, cz), dc2, 0.0
+    return (cx, cy, cz), dc2, r2
 
 
 @kernel
@@ -175,7 +182,7 @@ def _ellipsoid_area_factor(geo, s, qx, qy, qz):
 def sphere_light_pdf(geo, s, px, py, pz, qx, qy, qz, cos_l):
     """Solid-angle density (without the entry probability) of sampling point q of emissive
     sphere s from p, where cos_l is the cosine at q between its normal and q -> p."""
-    cx, cy, cz, dc2, r2 = _sphere_cone(geo, s, px, py, pz)
+    (cx, cy, cz), dc2, r2 = _sphere_cone(geo, s, px, py, pz)
     if r2 > 0.0:
         sin2max = r2 / dc2
         omc = sin2max / (1.0 + math.sqrt(max(0.0, 1.0 - sin2max)))
@@ -231,9 +238,9 @@ def rescaled(u, start, width):
 def sample_light(lights, geo, env, px, py, pz, u1, u2):
     """Pick a light and a direction from p.
 
-    -> (ok, w (3) unit direction p -> light, dist (distance to the light point; inf for
-    directional and environment lights), value (r, g, b), pdf, is_delta). ``value`` is
-    the emitted radiance for area and environment lights and the incident irradiance
+    -> :class:`~raytrace.kernels.records.LightSample` (``wi`` the unit direction p ->
+    light, ``dist`` the distance to the light point, inf for directional and environment
+    lights). Its ``radiance`` is the emitted radiance for area and environment lights and the incident irradiance
     term (intensity / d^2, times a spot's falloff, or the directional irradiance) for
     delta lights; ``env`` the :class:`~raytrace.layout.Environment`; ``pdf``
     includes the selection probability (for delta lights it is that probability).
@@ -243,11 +250,11 @@ def sample_light(lights, geo, env, px, py, pz, u1, u2):
     number."""
     n = lights.pmf.shape[0]
     if n == 0:
-        return _FAIL
+        return no_light()
     e = select_entry(lights.cdf, u1)
     pmf = lights.pmf[e]
     if not pmf > 0.0:
-        return _FAIL
+        return no_light()
     u1 = rescaled(u1, lights.cdf[e], pmf)
     kind = lights.kind[e]
     idx = lights.index[e]
@@ -277,18 +284,18 @@ def sample_triangle_light(lights, geo, idx, px, py, pz, u1, u2):
     wx, wy, wz = qx - px, qy - py, qz - pz
     d2 = wx * wx + wy * wy + wz * wz
     if not d2 > 0.0:
-        return _FAIL
+        return no_light()
     d = math.sqrt(d2)
     wx, wy, wz = wx / d, wy / d, wz / d
     cos_l = -(geo.tri_ng[idx, 0] * wx + geo.tri_ng[idx, 1] * wy + geo.tri_ng[idx, 2] * wz)
     if cos_l <= 0.0:
-        return _FAIL
+        return no_light()
     pdf = light_pdf_at_hit(lights, geo, KIND_TRIANGLE, idx, px, py, pz, qx, qy, qz, cos_l)
     if not (pdf > 0.0 and pdf < INF):
-        return _FAIL
+        return no_light()
     e = geo.tri_emit[idx]
     em = geo.emission
-    return True, wx, wy, wz, d, em[e, 0], em[e, 1], em[e, 2], pdf, False
+    return LightSample(True, (wx, wy, wz), d, (em[e, 0], em[e, 1], em[e, 2]), pdf, False)
 
 
 @helper
@@ -297,7 +304,7 @@ def sample_sphere_light(geo, idx, pmf, px, py, pz, u1, u2):
     else a point uniform on the unit sphere's area mapped to world space."""
     e = geo.sph_emit[idx]
     er, eg, eb = geo.emission[e, 0], geo.emission[e, 1], geo.emission[e, 2]
-    cx, cy, cz, dc2, r2 = _sphere_cone(geo, idx, px, py, pz)
+    (cx, cy, cz), dc2, r2 = _sphere_cone(geo, idx, px, py, pz)
     if r2 > 0.0:
         dc = math.sqrt(dc2)
         cx, cy, cz = cx / dc, cy / dc, cz / dc
@@ -307,7 +314,7 @@ def sample_sphere_light(geo, idx, pmf, px, py, pz, u1, u2):
         cos_t = 1.0 - one_minus_cos
         sin_t = math.sqrt(max(0.0, one_minus_cos * (2.0 - one_minus_cos)))
         cos_phi, sin_phi = cos_sin_2pi(u2)
-        tx, ty, tz, bx, by, bz = orthonormal_basis(cx, cy, cz)
+        (tx, ty, tz), (bx, by, bz) = orthonormal_basis(cx, cy, cz)
         cp, sp = cos_phi * sin_t, sin_phi * sin_t
         wx = cp * tx + sp * bx + cos_t * cx
         wy = cp * ty + sp * by + cos_t * cy
@@ -318,8 +325,8 @@ def sample_sphere_light(geo, idx, pmf, px, py, pz, u1, u2):
         dist = (dc2 - r2) / t_far if t_far > 0.0 else 0.0
         pdf = pmf / (2.0 * math.pi * omc)
         if not (dist > 0.0 and pdf < INF):
-            return _FAIL
-        return True, wx, wy, wz, dist, er, eg, eb, pdf, False
+            return no_light()
+        return LightSample(True, (wx, wy, wz), dist, (er, eg, eb), pdf, False)
     oz = 1.0 - 2.0 * u1
     orr = math.sqrt(max(0.0, 1.0 - oz * oz))
     cos_phi, sin_phi = cos_sin_2pi(u2)
@@ -329,16 +336,16 @@ def sample_sphere_light(geo, idx, pmf, px, py, pz, u1, u2):
     wx, wy, wz = qx - px, qy - py, qz - pz
     d2 = wx * wx + wy * wy + wz * wz
     if not (d2 > 0.0 and factor > 0.0):
-        return _FAIL
+        return no_light()
     d = math.sqrt(d2)
     wx, wy, wz = wx / d, wy / d, wz / d
     cos_l = -(nx * wx + ny * wy + nz * wz)
     if cos_l <= 0.0:
-        return _FAIL
+        return no_light()
     pdf = pmf * d2 * INV_4PI / (factor * cos_l)
     if not pdf < INF:
-        return _FAIL
-    return True, wx, wy, wz, d, er, eg, eb, pdf, False
+        return no_light()
+    return LightSample(True, (wx, wy, wz), d, (er, eg, eb), pdf, False)
 
 
 @helper
@@ -350,16 +357,16 @@ def sample_point_light(lights, idx, pmf, px, py, pz):
     wz = lights.delta_pos[idx, 2] - pz
     d2 = wx * wx + wy * wy + wz * wz
     if not d2 > 0.0:
-        return _FAIL
+        return no_light()
     d = math.sqrt(d2)
     wx, wy, wz = wx / d, wy / d, wz / d
     ax = lights.delta_axis
     fall = cone_falloff(lights.delta_cone, idx, -(ax[idx, 0] * wx + ax[idx, 1] * wy + ax[idx, 2] * wz))
     if not fall > 0.0:
-        return _FAIL
+        return no_light()
     f = fall / d2
     val = lights.delta_val
-    return True, wx, wy, wz, d, val[idx, 0] * f, val[idx, 1] * f, val[idx, 2] * f, pmf, True
+    return LightSample(True, (wx, wy, wz), d, (val[idx, 0] * f, val[idx, 1] * f, val[idx, 2] * f), pmf, True)
 
 
 @helper
@@ -367,8 +374,8 @@ def sample_directional_light(lights, idx, pmf):
     """Directional light ``idx`` (a delta): towards the light, at infinity."""
     val = lights.delta_val
     pos = lights.delta_pos
-    return (True, -pos[idx, 0], -pos[idx, 1], -pos[idx, 2], INF, val[idx, 0], val[idx, 1], val[idx, 2],
-            pmf, True)
+    return LightSample(True, (-pos[idx, 0], -pos[idx, 1], -pos[idx, 2]), INF, (val[idx, 0], val[idx, 1], val[idx, 2]),
+                       pmf, True)
 
 
 @helper
@@ -404,5 +411,5 @@ def sample_environment(env, pmf, u1, u2):
     er, eg, eb, epdf = env_lookup(env, wx, wy, wz)
     pdf = pmf * epdf
     if not pdf > 0.0:
-        return _FAIL
-    return True, wx, wy, wz, INF, er, eg, eb, pdf, False
+        return no_light()
+    return LightSample(True, (wx, wy, wz), INF, (er, eg, eb), pdf, False)

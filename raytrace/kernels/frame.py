@@ -11,5 +11,4 @@ def orthonormal_basis(nx, ny, nz):
     sign = math.copysign(1.0, nz)
     a = -1.0 / (sign + nz)
     b = nx * ny * a
-    return (1.0 + sign * nx * nx * a, sign * b, -sign * nx,
-            b, sign + ny * ny * a, -ny)
+    return (1.0 + sign * nx * nx * a, sign * b, -sign * nx), (b, sign + ny * ny * a, -ny)

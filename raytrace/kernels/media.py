@@ -54,7 +54,7 @@ from ..layout import (G_ACHANNELS, G_ALBEDO, G_ANX, G_ANY, G_ANZ, G_BLOCK, G_CHA
                       G_MAJORANT, G_MX, G_MY, G_MZ, G_NX, G_NY, G_NZ, M_TYPE, MAT_NULL,
                       MEDIUM_HOMOGENEOUS, MISS)
 from .borrow import borrow
-from .camera_rays import camera_ray
+from .camera_rays import centre_ray
 from .frame import orthonormal_basis
 from .intersect import scene_hit, scene_occluded
 from .records import MediumEvent
@@ -99,7 +99,7 @@ def hg_sample(g, dx, dy, dz, u1, u2):
     c = hg_cos(g, u1)
     s = math.sqrt(max(0.0, 1.0 - c * c))
     cp, sp = cos_sin_2pi(u2)
-    tx, ty, tz, bx, by, bz = orthonormal_basis(dx, dy, dz)
+    (tx, ty, tz), (bx, by, bz) = orthonormal_basis(dx, dy, dz)
     wx = s * cp * tx + s * sp * bx + c * dx
     wy = s * cp * ty + s * sp * by + c * dy
     wz = s * cp * tz + s * sp * bz + c * dz
@@ -191,7 +191,7 @@ def grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax):
     t0, t1 = _slab(px, vx, float(row[k, G_NX]), 0.0, tmax)
     t0, t1 = _slab(py, vy, float(row[k, G_NY]), t0, t1)
     t0, t1 = _slab(pz, vz, float(row[k, G_NZ]), t0, t1)
-    return t0, t1, px, py, pz, vx, vy, vz
+    return t0, t1, (px, py, pz), (vx, vy, vz)
 
 
 @helper
@@ -218,7 +218,7 @@ def _dda_start(px, py, pz, vx, vy, vz, t0, block, mx, my, mz):
     sx, nx, dtx = _dda_axis(x, vx, cx, block)
     sy, ny, dty = _dda_axis(y, vy, cy, block)
     sz, nz, dtz = _dda_axis(z, vz, cz, block)
-    return cx, cy, cz, t0 + nx, t0 + ny, t0 + nz, sx, sy, sz, dtx, dty, dtz
+    return (cx, cy, cz), (t0 + nx, t0 + ny, t0 + nz), (sx, sy, sz), (dtx, dty, dtz)
 
 
 @helper
@@ -236,7 +236,7 @@ def _dda_next(cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz, dtx, dty, dtz, mx, my
         cz += sz
         nxt_z += dtz
         inside = 0 <= cz < mz
-    return inside, cx, cy, cz, nxt_x, nxt_y, nxt_z
+    return inside, (cx, cy, cz), (nxt_x, nxt_y, nxt_z)
 
 
 # ------------------------------------------------------------------ free flights
@@ -288,13 +288,13 @@ def majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, ratio, hero, u_real, t
     -> (MediumEvent: for ratio tracking ``beta`` holds the transmittance; the sampler
     after). At the step cap the event has zero factors and the sampler is capped."""
     f0 = f1 = f2 = 1.0
-    t0, t1, px, py, pz, vx, vy, vz = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
+    t0, t1, (px, py, pz), (vx, vy, vz) = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
     if not t0 < t1:
         return _through(tmax, f0, f1, f2), s
     row = media.grid
     block, mx, my, mz = float(row[k, G_BLOCK]), row[k, G_MX], row[k, G_MY], row[k, G_MZ]
     moff = row[k, G_MAJORANT]
-    cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz, dtx, dty, dtz = _dda_start(px, py, pz, vx, vy, vz, t0, block,
+    (cx, cy, cz), (nxt_x, nxt_y, nxt_z), (sx, sy, sz), (dtx, dty, dtz) = _dda_start(px, py, pz, vx, vy, vz, t0, block,
                                                                            mx, my, mz)
     t = t0
     while t < t1:
@@ -325,7 +325,7 @@ def majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, ratio, hero, u_real, t
         if mu > 0.0:
             tau -= mu * (t_exit - t)
         t = t_exit
-        inside, cx, cy, cz, nxt_x, nxt_y, nxt_z = _dda_next(cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz,
+        inside, (cx, cy, cz), (nxt_x, nxt_y, nxt_z) = _dda_next(cx, cy, cz, nxt_x, nxt_y, nxt_z, sx, sy, sz,
                                                             dtx, dty, dtz, mx, my, mz)
         if not inside:
             break
@@ -365,7 +365,7 @@ def medium_transmittance(media, k, ox, oy, oz, dx, dy, dz, tmax, s):
 def crossed_medium(geo, media, hit, px, py, pz, dx, dy, dz):
     """(null surface?, the medium on the far side, true normal (3)) of a surface hit by a
     ray along d: the interior when d goes in against the front normal, else the exterior."""
-    gx, gy, gz, _, _, _, mat, _ = hit_normals(geo, hit, px, py, pz)
+    (gx, gy, gz), (_, _, _), mat, _ = hit_normals(geo, hit, px, py, pz)
     null = geo.materials[mat, M_TYPE] == MAT_NULL
     if gx * dx + gy * dy + gz * dz < 0.0:
         return null, media.mat_interior[mat], (gx, gy, gz)
@@ -421,7 +421,7 @@ def optical_depth(media, k, ox, oy, oz, dx, dy, dz, tmax):
     if media.kind[k] == MEDIUM_HOMOGENEOUS:
         return (0.0 if st[k, 0] == 0.0 else st[k, 0] * tmax, 0.0 if st[k, 1] == 0.0 else st[k, 1] * tmax,
                 0.0 if st[k, 2] == 0.0 else st[k, 2] * tmax)
-    t0, t1, px, py, pz, vx, vy, vz = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
+    t0, t1, (px, py, pz), (vx, vy, vz) = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
     tau0 = tau1 = tau2 = 0.0
     if not t0 < t1:
         return tau0, tau1, tau2
@@ -448,9 +448,7 @@ def optical_depth_rows(rows, queue, out, bvh, geo, cam, media, eps):
     i = next_row(rows, queue)
     while i >= 0:
         for j in range(width):
-            ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5, i + 0.5)
-            inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
-            dx, dy, dz = dx * inv, dy * inv, dz * inv
+            (ox, oy, oz), (dx, dy, dz) = centre_ray(cam, width, height, i, j)
             m = media.camera
             tau0 = tau1 = tau2 = 0.0
             crossed = 0

@@ -151,10 +151,10 @@ def camera_sample(cam, settings, filter_table, i, j, s):
         else:
             u1, u2, s = camera_2d(s, spp)
         fx, fy = warp(u1, settings.filter, filter_table), warp(u2, settings.filter, filter_table)
-    ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
+    (ox, oy, oz), (dx, dy, dz) = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
     if cam.lens_radius > 0.0:
         u1, u2, s = camera_2d(s, spp)
-        ox, oy, oz, dx, dy, dz = lens_ray(cam, ox, oy, oz, dx, dy, dz, u1, u2)
+        (ox, oy, oz), (dx, dy, dz) = lens_ray(cam, ox, oy, oz, dx, dy, dz, u1, u2)
     inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
     return (ox, oy, oz), (dx * inv, dy * inv, dz * inv), s
 
@@ -208,11 +208,11 @@ def arriving_side(gx, gy, gz, cos_g, sx, sy, sz, dx, dy, dz):
 def shading_point(geo, hit, p, d):
     """The :class:`~raytrace.kernels.records.ShadingPoint` of a surface hit at p by a ray
     along the unit direction d."""
-    gx, gy, gz, sx, sy, sz, mat, emit = hit_normals(geo, hit, p[0], p[1], p[2])
+    (gx, gy, gz), (sx, sy, sz), mat, emit = hit_normals(geo, hit, p[0], p[1], p[2])
     front = -(gx * d[0] + gy * d[1] + gz * d[2])
     entering, ng, n, cos_s = arriving_side(gx, gy, gz, front, sx, sy, sz, d[0], d[1], d[2])
     ior = geo.materials[mat, M_IOR]
-    tx, ty, tz, bx, by, bz = orthonormal_basis(n[0], n[1], n[2])
+    (tx, ty, tz), (bx, by, bz) = orthonormal_basis(n[0], n[1], n[2])
     wi = (-(d[0] * tx + d[1] * ty + d[2] * tz), -(d[0] * bx + d[1] * by + d[2] * bz), cos_s)
     return ShadingPoint(cos_s > TINY, ng, ((tx, ty, tz), (bx, by, bz), n), wi, entering, mat,
                         ior if entering else 1.0 / ior, emit, front)
@@ -238,10 +238,10 @@ def direct_light(bvh, geo, lights, env, media, m, scattered, sp, color, p, d, ep
     (ShadingPoint ``sp``, base colour ``color``) weighs the light by its BSDF and starts the
     shadow ray ``eps`` off the surface; a scattering event in a medium (``scattered``) by
     the medium's phase function around the travel direction d."""
-    ok, wx, wy, wz, dist, vr, vg, vb, lpdf, ldelta = sample_light(lights, geo, env, p[0], p[1], p[2], u1, u2)
-    if not ok:
+    ls = sample_light(lights, geo, env, p[0], p[1], p[2], u1, u2)
+    if not ls.ok:
         return ZERO3, s
-    w = (wx, wy, wz)
+    w, dist = ls.wi, ls.dist
     o = p
     if scattered:
         fr = fg = fb = dpdf = phase_pdf(media, m, _dot(w, d))
@@ -255,14 +255,15 @@ def direct_light(bvh, geo, lights, env, media, m, scattered, sp, color, p, d, ep
     if not fr + fg + fb > 0.0:
         return ZERO3, s
     if dist < INF:           # to the light point, from the offset origin
-        sdx, sdy, sdz = p[0] + dist * wx - o[0], p[1] + dist * wy - o[1], p[2] + dist * wz - o[2]
-        length = math.sqrt(sdx * sdx + sdy * sdy + sdz * sdz)
-        sd = (sdx / length, sdy / length, sdz / length)
+        q = _along(p, dist, w)
+        sd = (q[0] - o[0], q[1] - o[1], q[2] - o[2])
+        length = math.sqrt(_dot(sd, sd))
+        sd = (sd[0] / length, sd[1] / length, sd[2] / length)
     else:                    # a direction (environment, directional light)
         sd, length = w, INF
     tr, s = shadow_transmittance(bvh, geo, media, m, o, sd, length, eps, s)
-    k = (1.0 if ldelta else mis_weight(lpdf, dpdf)) / lpdf
-    return (fr * vr * tr[0] * k, fg * vg * tr[1] * k, fb * vb * tr[2] * k), s
+    k = (1.0 if ls.delta else mis_weight(ls.pdf, dpdf)) / ls.pdf
+    return _scaled(_times(_times((fr, fg, fb), ls.radiance), tr), k), s
 
 
 @helper
@@ -274,16 +275,17 @@ def scatter(geo, media, m, scattered, sp, color, d, u_lobe, u1, u2):
     if scattered:
         wo, pdf = phase_sample(media, m, d, u1, u2)
         return BSDFSample(True, wo, ONE3, pdf, False, 1.0, 1.0)
-    lox, loy, loz, wr, wg, wb, bpdf, bdelta, eta = bsdf_sample(
-        geo.materials, sp.mat, color[0], color[1], color[2], sp.eta, sp.wi[0], sp.wi[1], sp.wi[2], u_lobe, u1, u2)
-    if not (wr + wg + wb > 0.0):
+    local = bsdf_sample(geo.materials, sp.mat, color[0], color[1], color[2], sp.eta, sp.wi[0], sp.wi[1], sp.wi[2],
+                        u_lobe, u1, u2)
+    wr, wg, wb = local.weight
+    if not (local.ok and wr + wg + wb > 0.0):
         return BSDFSample(False, ZERO3, ZERO3, 0.0, False, 1.0, 0.0)
-    wo = _to_world(sp.frame, (lox, loy, loz))
+    wo = _to_world(sp.frame, local.wo)
     ln = math.sqrt(_dot(wo, wo))
     wo = (wo[0] / ln, wo[1] / ln, wo[2] / ln)
     side = _dot(wo, sp.ng)
-    ok = (loz > 0.0) == (side > 0.0) and side != 0.0
-    return BSDFSample(ok, wo, (wr, wg, wb), bpdf, bdelta, eta, side)
+    ok = (local.side > 0.0) == (side > 0.0) and side != 0.0
+    return BSDFSample(ok, wo, local.weight, local.pdf, local.delta, local.eta, side)
 
 
 @helper

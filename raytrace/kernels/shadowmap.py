@@ -45,17 +45,17 @@ def _texel_ray(lights, li, texel):
         row, col = rc // res, rc - (rc // res) * res
         dx, dy, dz = face_xy_direction(face, (col + 0.5) / res, 1.0 - (row + 0.5) / res)
         ln = math.sqrt(dx * dx + dy * dy + dz * dz)
-        return (lights.pos_dir[li, 0], lights.pos_dir[li, 1], lights.pos_dir[li, 2],
-                dx / ln, dy / ln, dz / ln)
+        return ((lights.pos_dir[li, 0], lights.pos_dir[li, 1], lights.pos_dir[li, 2]),
+                (dx / ln, dy / ln, dz / ln))
     f = lights.shadow_frame
     row, col = texel // res, texel - (texel // res) * res
     ext = f[li, 3, 0]
     a = ((col + 0.5) / res * 2.0 - 1.0) * ext
     b = (1.0 - (row + 0.5) / res * 2.0) * ext
-    return (f[li, 0, 0] + a * f[li, 1, 0] + b * f[li, 2, 0],
-            f[li, 0, 1] + a * f[li, 1, 1] + b * f[li, 2, 1],
-            f[li, 0, 2] + a * f[li, 1, 2] + b * f[li, 2, 2],
-            lights.pos_dir[li, 0], lights.pos_dir[li, 1], lights.pos_dir[li, 2])
+    return ((f[li, 0, 0] + a * f[li, 1, 0] + b * f[li, 2, 0],
+             f[li, 0, 1] + a * f[li, 1, 1] + b * f[li, 2, 1],
+             f[li, 0, 2] + a * f[li, 1, 2] + b * f[li, 2, 2]),
+            (lights.pos_dir[li, 0], lights.pos_dir[li, 1], lights.pos_dir[li, 2]))
 
 
 @kernel(parallel=True)
@@ -65,7 +65,7 @@ def fill_shadow_map(depths, li, bvh, geo, lights):
     res = lights.shadow_res[li]
     n = res * res * (6 if lights.kind[li] == LIGHT_POINT else 1)
     for k in prange(n):
-        ox, oy, oz, dx, dy, dz = _texel_ray(lights, li, k)
+        (ox, oy, oz), (dx, dy, dz) = _texel_ray(lights, li, k)
         hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
         depths[start + k] = hit.t if hit.t < INF else FAR
 

@@ -44,12 +44,12 @@ def hit_normals(geo, hit, px, py, pz):
     k = hit.instance
     m = geo.inst_w2o
     qx, qy, qz = affine(m, k, px, py, pz)
-    gx, gy, gz, sx, sy, sz, mat, emit = local_normals(geo, hit.kind, hit.index, hit.u, hit.v, qx, qy, qz)
+    (gx, gy, gz), (sx, sy, sz), mat, emit = local_normals(geo, hit.kind, hit.index, hit.u, hit.v, qx, qy, qz)
     gx, gy, gz = _normal_to_world(m, k, gx, gy, gz)
     sx, sy, sz = _normal_to_world(m, k, sx, sy, sz)
     if mat < 0:
         mat = geo.inst_mat[k]
-    return gx, gy, gz, sx, sy, sz, mat, emit
+    return (gx, gy, gz), (sx, sy, sz), mat, emit
 
 
 @helper
@@ -80,7 +80,7 @@ def local_normals(geo, kind, idx, u, v, px, py, pz):
             sx, sy, sz = sx / ln, sy / ln, sz / ln
         else:
             sx, sy, sz = gx, gy, gz
-        return gx, gy, gz, sx, sy, sz, geo.tri_mat[idx], geo.tri_emit[idx]
+        return (gx, gy, gz), (sx, sy, sz), geo.tri_mat[idx], geo.tri_emit[idx]
     if kind == SPHERE:
         qx, qy, qz = affine(geo.sph_w2o, idx, px, py, pz)
         a = geo.sph_w2o
@@ -92,9 +92,9 @@ def local_normals(geo, kind, idx, u, v, px, py, pz):
             nx, ny, nz = nx / ln, ny / ln, nz / ln
         else:
             nx, ny, nz = 0.0, 0.0, 1.0
-        return nx, ny, nz, nx, ny, nz, geo.sph_mat[idx], geo.sph_emit[idx]
+        return (nx, ny, nz), (nx, ny, nz), geo.sph_mat[idx], geo.sph_emit[idx]
     nx, ny, nz = geo.pl_n[idx, 0], geo.pl_n[idx, 1], geo.pl_n[idx, 2]
-    return nx, ny, nz, nx, ny, nz, geo.pl_mat[idx], -1
+    return (nx, ny, nz), (nx, ny, nz), geo.pl_mat[idx], -1
 
 
 @kernel

@@ -21,7 +21,7 @@ from raytrace.jit import helper, unit, row_kernel
 from ..layout import (LIGHT_POINT, M_DIFFUSE, M_IOR, M_REFLECT, M_SHININESS, M_SPECULAR,
                       M_TRANSMIT, M_TYPE, MAT_DIFFUSE, MISS, TRIANGLE)
 from .borrow import borrow
-from .camera_rays import camera_ray, lens_ray
+from .camera_rays import camera_ray, centre_ray, lens_ray
 from .emitters import cone_falloff, env_radiance
 from .intersect import scene_hit, scene_occluded
 from .media import beer_lambert, camera_medium, is_null, medium_beyond
@@ -83,16 +83,16 @@ def light_direction(lights, li, px, py, pz):
         lz = lights.pos_dir[li, 2] - pz
         dist = math.sqrt(lx * lx + ly * ly + lz * lz)
         if dist == 0.0:
-            return False, 0.0, 0.0, 0.0, 0.0, 0.0
+            return False, (0.0, 0.0, 0.0), 0.0, 0.0
         lx, ly, lz = lx / dist, ly / dist, lz / dist
         ax = lights.axis
         cone = cone_falloff(lights.cone, li, -(ax[li, 0] * lx + ax[li, 1] * ly + ax[li, 2] * lz))
         if not cone > 0.0:
-            return False, 0.0, 0.0, 0.0, 0.0, 0.0
+            return False, (0.0, 0.0, 0.0), 0.0, 0.0
         att = lights.attenuation[li]
         fall = cone / (att * dist * dist) if att > 0.0 else cone
-        return True, lx, ly, lz, dist, fall
-    return True, -lights.pos_dir[li, 0], -lights.pos_dir[li, 1], -lights.pos_dir[li, 2], INF, 1.0
+        return True, (lx, ly, lz), dist, fall
+    return True, (-lights.pos_dir[li, 0], -lights.pos_dir[li, 1], -lights.pos_dir[li, 2]), INF, 1.0
 
 
 @unit
@@ -107,7 +107,7 @@ def direct_phong(bvh, geo, lights, env, m, kd0, kd1, kd2, px, py, pz, nx, ny, nz
     lr, lg, lb = env.ambient[0] * kd0, env.ambient[1] * kd1, env.ambient[2] * kd2
     sx, sy, sz = px + eps * nx, py + eps * ny, pz + eps * nz
     for li in range(lights.kind.shape[0]):
-        ok, lx, ly, lz, dist, fall = light_direction(lights, li, px, py, pz)
+        ok, (lx, ly, lz), dist, fall = light_direction(lights, li, px, py, pz)
         if not ok:
             continue
         ndotl = nx * lx + ny * ly + nz * lz
@@ -191,7 +191,7 @@ def trace_ray(bvh, geo, lights, env, media, ox, oy, oz, dx, dy, dz, bounces, sha
             out_r, out_g, out_b = out_r + wr * br, out_g + wg * bg, out_b + wb * bb
             continue
         px, py, pz = ox + hit.t * dx, oy + hit.t * dy, oz + hit.t * dz
-        gx, gy, gz, nx, ny, nz, m, emit = hit_normals(geo, hit, px, py, pz)
+        (gx, gy, gz), (nx, ny, nz), m, emit = hit_normals(geo, hit, px, py, pz)
         beyond = medium_beyond(media, m, gx * dx + gy * dy + gz * dz < 0.0)
         if is_null(media, geo, m):             # a boundary of media only: straight on
             sp = push_ray(stack, sp, px + eps * dx, py + eps * dy, pz + eps * dz, dx, dy, dz, wr, wg, wb,
@@ -249,11 +249,11 @@ def camera_sample(cam, settings, filter_table, i, j, s):
             u1 = (column + u1) / n
             u2 = (row + u2) / n
         fx, fy = warp(u1, settings.filter, filter_table), warp(u2, settings.filter, filter_table)
-    ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
+    (ox, oy, oz), (dx, dy, dz) = camera_ray(cam, width, height, j + 0.5 + fx, i + 0.5 + fy)
     if cam.lens_radius > 0.0:
-        ox, oy, oz, dx, dy, dz = lens_ray(cam, ox, oy, oz, dx, dy, dz, rand01(settings.seed, pixel, s, 2),
+        (ox, oy, oz), (dx, dy, dz) = lens_ray(cam, ox, oy, oz, dx, dy, dz, rand01(settings.seed, pixel, s, 2),
                                           rand01(settings.seed, pixel, s, 3))
-    return ox, oy, oz, dx, dy, dz
+    return (ox, oy, oz), (dx, dy, dz)
 
 
 @row_kernel
@@ -270,7 +270,7 @@ def whitted_rows(rows, queue, out, row0, bvh, geo, cam, lights, env, settings, f
         for j in range(settings.width):
             cr = cg = cb = 0.0
             for s in range(spp):
-                ox, oy, oz, dx, dy, dz = camera_sample(cam, settings, filter_table, i, j, s)
+                (ox, oy, oz), (dx, dy, dz) = camera_sample(cam, settings, filter_table, i, j, s)
                 r, g, b = trace_ray(bvh, geo, lights, env, media, ox, oy, oz, dx, dy, dz, settings.bounces,
                                     settings.shadows, settings.epsilon, stack)
                 cr += r
@@ -296,13 +296,11 @@ def depth_normal_rows(rows, queue, out_t, out_n, bvh, geo, cam):
     i = next_row(rows, queue)
     while i >= 0:
         for j in range(width):
-            ox, oy, oz, dx, dy, dz = camera_ray(cam, width, height, j + 0.5, i + 0.5)
-            inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
-            dx, dy, dz = dx * inv, dy * inv, dz * inv
+            (ox, oy, oz), (dx, dy, dz) = centre_ray(cam, width, height, i, j)
             hit = scene_hit(bvh, geo, ox, oy, oz, dx, dy, dz, 0.0, INF)
             out_t[i, j] = hit.t
             if hit.kind != MISS:
-                _, _, _, nx, ny, nz, _, _ = hit_normals(geo, hit, ox + hit.t * dx, oy + hit.t * dy,
+                (_, _, _), (nx, ny, nz), _, _ = hit_normals(geo, hit, ox + hit.t * dx, oy + hit.t * dy,
                                                         oz + hit.t * dz)
                 out_n[i, j, 0], out_n[i, j, 1], out_n[i, j, 2] = nx, ny, nz
             else:
