@@ -2,7 +2,7 @@
 camera, and the thin lens around it."""
 import math
 
-from raytrace.jit import helper, kernel
+from raytrace.jit import helper, kernel, unit
 
 from ..layout import PERSPECTIVE
 
@@ -27,7 +27,7 @@ def camera_ray(cam, width, height, x, y):
             (cam.forward_x, cam.forward_y, cam.forward_z))
 
 
-@helper
+@unit      # compiled once; a Numba-inlined copy upsets parfors' array analysis (render_ids)
 def centre_ray(cam, width, height, i, j):
     """The pinhole ray through the centre of pixel (row i, column j) -> (origin (3), unit
     direction (3))."""
