@@ -59,6 +59,15 @@ def test_cost_counts_what_the_traversal_visits():
     # one leaf node with one block of one used lane: 1 node, 1 triangle
     assert ray_cost(one.accel, 0.0, 0.3, 5.0, 0.0, 0.0, -1.0) == (1, 1)
     assert ray_cost(one.accel, 0.0, 0.3, 5.0, 0.0, 0.0, 1.0) == (1, 0)   # misses the root's box
+    # two instances of it, one in the ray's way: the top level's node, then the prototype's
+    # (the world BVH is empty); the ray the other way tests the top node only
+    tri = one.data["objects"][0]
+    inst = raytrace.load_scene({"camera": SCENE["camera"], "prototypes": {"t": tri},
+                                "objects": [{"type": "instance", "prototype": "t"},
+                                            {"type": "instance", "prototype": "t",
+                                             "transform": [{"translate": [5, 0, 0]}]}]})
+    assert ray_cost(inst.accel, 0.0, 0.3, 5.0, 0.0, 0.0, -1.0) == (2, 1)
+    assert ray_cost(inst.accel, 0.0, 0.3, 5.0, 0.0, 0.0, 1.0) == (1, 0)
     mesh = raytrace.load_scene(dict(SCENE, objects=[{"type": "mesh", "file": "bunny_5k.obj"}]),
                                base_dir=__import__("pathlib").Path(__file__).parents[1] / "scenes" / "assets")
     cheap = views.render_view(one, "cost", width=40, height=30).data

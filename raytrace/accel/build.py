@@ -111,6 +111,13 @@ def _leaf_cost(n, kind):
 
 
 @helper
+def _grown(lx, ly, lz, hx, hy, hz, lo, hi, p):
+    """The box (lo (3), hi (3)) grown by row p of ``lo`` and ``hi``."""
+    return ((min(lx, lo[p, 0]), min(ly, lo[p, 1]), min(lz, lo[p, 2])),
+            (max(hx, hi[p, 0]), max(hy, hi[p, 1]), max(hz, hi[p, 2])))
+
+
+@helper
 def _range_bounds(order, a, b, lo, hi, cen, kind, box, cbox):
     """Box (``box``: lo xyz, hi xyz) and centroid box (``cbox``) of ``order[a:b]``;
     returns how many of those primitives are triangles."""
@@ -119,18 +126,8 @@ def _range_bounds(order, a, b, lo, hi, cen, kind, box, cbox):
     ntri = 0
     for i in range(a, b):
         p = order[i]
-        lx = min(lx, lo[p, 0])
-        ly = min(ly, lo[p, 1])
-        lz = min(lz, lo[p, 2])
-        hx = max(hx, hi[p, 0])
-        hy = max(hy, hi[p, 1])
-        hz = max(hz, hi[p, 2])
-        clx = min(clx, cen[p, 0])
-        cly = min(cly, cen[p, 1])
-        clz = min(clz, cen[p, 2])
-        chx = max(chx, cen[p, 0])
-        chy = max(chy, cen[p, 1])
-        chz = max(chz, cen[p, 2])
+        (lx, ly, lz), (hx, hy, hz) = _grown(lx, ly, lz, hx, hy, hz, lo, hi, p)
+        (clx, cly, clz), (chx, chy, chz) = _grown(clx, cly, clz, chx, chy, chz, cen, cen, p)
         if kind[p] == LEAF_KIND_TRI:
             ntri += 1
     box[0], box[1], box[2], box[3], box[4], box[5] = lx, ly, lz, hx, hy, hz

@@ -29,12 +29,11 @@ from raytrace.jit import helper, kernel
 from numba import carray
 from numba.extending import overload
 
-from raytrace.accel.build import (BLOCK, CHILD_ROW, ID_ROW, Accel, build_accel, encode_leaf, leaf_count, leaf_kind,
+from raytrace.accel.build import (BLOCK, CHILD_ROW, ID_ROW, WIDTH, Accel, build_accel, encode_leaf, leaf_count, leaf_kind,
                                   leaf_start)
-from raytrace.accel.lowlevel import alloca_f32, alloca_f64, alloca_i32, ctz, data_ptr, offset
+from raytrace.accel.lowlevel import ctz, data_ptr, offset
 from raytrace.accel.simd import child_of, node_mask
-from raytrace.accel.traverse import (_TFAR_SCALE, INF, STACK_SIZE, WIDTH, _any_hit, _closest_hit,
-                                     _push_hit_children, _ray_setup)
+from raytrace.accel.traverse import _TFAR_SCALE, INF, _any_hit, _closest_hit, _push_hit_children, walk_start
 from raytrace.layout import LEAF_KIND_TRI, MISS, Hit
 
 
@@ -149,30 +148,34 @@ def _to_object(xf, s, ox, oy, oz, dx, dy, dz):
 def closest_instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """Closest hit among the instances with ``tmin < t < tmax`` -> (Hit, instance); the
     hit's index points into the whole geometry's arrays, ``instance`` is -1 on a miss."""
+    return closest_instance_hit_counted(acc, ox, oy, oz, dx, dy, dz, tmin, tmax, None)
+
+
+@helper
+def closest_instance_hit_counted(acc, ox, oy, oz, dx, dy, dz, tmin, tmax, counts):
+    """:func:`closest_instance_hit` that adds its work to ``counts`` (None: not counted;
+    see ``traverse.closest_hit_counted``): the top level's nodes and the prototypes' walks."""
     if acc.inst_nodes.shape[0] == 0:
         return Hit(INF, MISS, -1, 0.0, 0.0), -1
     return _closest_instance_hit(data_ptr(acc.inst_nodes), data_ptr(acc.inst_xf), data_ptr(acc.inst_id),
                                  data_ptr(acc.inst_root), data_ptr(acc.proto_nodes), data_ptr(acc.proto_tris),
                                  data_ptr(acc.proto_sph), data_ptr(acc.proto_sph_id),
-                                 ox, oy, oz, dx, dy, dz, tmin, tmax)
+                                 ox, oy, oz, dx, dy, dz, tmin, tmax, counts)
 
 
 @kernel(error_model="numpy")
 def _closest_instance_hit(box, xf, inst_id, inst_root, pbox, ptri, psph, psph_id,
-                          ox, oy, oz, dx, dy, dz, tmin, tmax):
+                          ox, oy, oz, dx, dy, dz, tmin, tmax, counts):
     best = Hit(INF, MISS, -1, 0.0, 0.0)
     best_inst = -1
-    box_ray = alloca_f32(14)
-    tri_ray = alloca_f64(8)
-    nx, ny, nz, _, _, _ = _ray_setup(ox, oy, oz, dx, dy, dz, tmin, tmax, box_ray, tri_ray)
-    st_node = alloca_i32(STACK_SIZE)
-    st_t = alloca_f32(STACK_SIZE)
-    dist = alloca_f32(WIDTH)
+    (box_ray, _), (nx, ny, nz), _, (st_node, st_t, dist) = walk_start(ox, oy, oz, dx, dy, dz, tmin, tmax)
     sp = 0
     node = np.int32(0)
     limit = tmax
     while True:
         if node >= 0:
+            if counts is not None:
+                counts[0] += 1
             mask = node_mask(box, node, nx, ny, nz, box_ray, dist)
             if mask != 0:
                 node, sp = _push_hit_children(box, node, mask, dist, st_node, st_t, sp)
@@ -184,7 +187,7 @@ def _closest_instance_hit(box, xf, inst_id, inst_root, pbox, ptri, psph, psph_id
                 # no hints: placeholder pointers of closest_hit's types (float64, int64),
                 # so that this walk and the plain query share one compiled _closest_hit
                 h = _closest_hit(pbox, ONE, np.int64(inst_root[s]), ptri, psph, psph_id, False, psph, psph,
-                                 psph_id, psph_id, qox, qoy, qoz, qdx, qdy, qdz, tmin, limit)
+                                 psph_id, psph_id, qox, qoy, qoz, qdx, qdy, qdz, tmin, limit, counts)
                 if h.kind != MISS and h.t < limit:
                     best, best_inst, limit = h, inst_id[s], h.t
             box_ray[13] = np.float32(limit) * _TFAR_SCALE
@@ -209,11 +212,7 @@ def any_instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
 
 @kernel(error_model="numpy")
 def _any_instance_hit(box, xf, inst_root, pbox, ptri, psph, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    box_ray = alloca_f32(14)
-    tri_ray = alloca_f64(8)
-    nx, ny, nz, _, _, _ = _ray_setup(ox, oy, oz, dx, dy, dz, tmin, tmax, box_ray, tri_ray)
-    st_node = alloca_i32(STACK_SIZE)
-    dist = alloca_f32(WIDTH)
+    (box_ray, _), (nx, ny, nz), _, (st_node, _, dist) = walk_start(ox, oy, oz, dx, dy, dz, tmin, tmax)
     sp = 0
     node = np.int32(0)
     while True:

@@ -111,7 +111,19 @@ def closest_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
     f64, i64 = data_ptr(acc.sph), data_ptr(acc.sph_id)     # (no hints: never read)
     return _closest_hit(data_ptr(acc.nodes), acc.nodes.shape[0], ROOT, data_ptr(acc.tris),
                         data_ptr(acc.sph), data_ptr(acc.sph_id), False, f64, f64, i64, i64,
-                        ox, oy, oz, dx, dy, dz, tmin, tmax)
+                        ox, oy, oz, dx, dy, dz, tmin, tmax, None)
+
+
+@helper
+def closest_hit_counted(acc, ox, oy, oz, dx, dy, dz, tmin, tmax, counts):
+    """:func:`closest_hit` that also counts its work into ``counts`` ((2,) int64, added
+    to): [0] the nodes whose children are slab-tested, [1] the triangles (a 4-wide
+    block: its used lanes) and spheres tested. The same walk: the renders' query is this
+    one with ``counts`` None, where the counting compiles away."""
+    f64, i64 = data_ptr(acc.sph), data_ptr(acc.sph_id)
+    return _closest_hit(data_ptr(acc.nodes), acc.nodes.shape[0], ROOT, data_ptr(acc.tris),
+                        data_ptr(acc.sph), data_ptr(acc.sph_id), False, f64, f64, i64, i64,
+                        ox, oy, oz, dx, dy, dz, tmin, tmax, counts)
 
 
 @helper
@@ -129,7 +141,7 @@ def closest_hit_prefetching(acc, tri_n, tri_ng, tri_mat, tri_emit, ox, oy, oz, d
     return _closest_hit(data_ptr(acc.nodes), acc.nodes.shape[0], ROOT, data_ptr(acc.tris),
                         data_ptr(acc.sph), data_ptr(acc.sph_id), True, data_ptr(tri_n),
                         data_ptr(tri_ng), data_ptr(tri_mat), data_ptr(tri_emit),
-                        ox, oy, oz, dx, dy, dz, tmin, tmax)
+                        ox, oy, oz, dx, dy, dz, tmin, tmax, None)
 
 
 PREFETCH_MIN_NODES = 1024         # 256 KB of nodes, with their blocks about 2 MB
@@ -160,6 +172,21 @@ def _prefetch_children(box, tri, node, mask):
                 prefetch(tri, base)
                 base += _LINE // 4
             prefetch(tri, end - 1)          # the last line, when a block ends in it
+
+
+@helper
+def walk_start(ox, oy, oz, dx, dy, dz, tmin, tmax):
+    """A walk's buffers on the stack of the caller (inlined), set up for the ray ->
+    ((box_ray, tri_ray): ``_ray_setup``'s per-ray constants, near box rows (3), the
+    triangle axis order (3), (node stack, its entry distances, the children's
+    distances))."""
+    box_ray = alloca_f32(14)
+    tri_ray = alloca_f64(8)
+    nx, ny, nz, kx, ky, kz = _ray_setup(ox, oy, oz, dx, dy, dz, tmin, tmax, box_ray, tri_ray)
+    st_node = alloca_i32(STACK_SIZE)
+    st_t = alloca_f32(STACK_SIZE)
+    dist = alloca_f32(WIDTH)
+    return (box_ray, tri_ray), (nx, ny, nz), (kx, ky, kz), (st_node, st_t, dist)
 
 
 @helper
@@ -206,6 +233,15 @@ def _push_hit_children(box, node, mask, dist, st_node, st_t, sp):
 
 
 @helper
+def used_lanes(tri, blk):
+    """How many of block ``blk``'s 4 lanes hold a triangle."""
+    n = 0
+    for lane in range(BLOCK):
+        n += 1 if tri_id_of(tri, blk, lane) >= 0 else 0
+    return n
+
+
+@helper
 def _prefetch_shading(tri, blk, k, tri_n, tri_ng, tri_mat, tri_emit):
     """Start loading the rows of lane ``k`` of block ``blk``'s triangle in the shading
     arrays (see :func:`closest_hit_prefetching`)."""
@@ -219,12 +255,13 @@ def _prefetch_shading(tri, blk, k, tri_n, tri_ng, tri_mat, tri_emit):
 
 @kernel(error_model="numpy")
 def _closest_hit(box, n_nodes, root, tri, sph, sph_id, hints, tri_n, tri_ng, tri_mat, tri_emit,
-                 ox, oy, oz, dx, dy, dz, tmin, tmax):
+                 ox, oy, oz, dx, dy, dz, tmin, tmax, counts):
     """``closest_hit`` on the pointers to ``acc.nodes, acc.tris, acc.sph, acc.sph_id``,
     starting at node ``root`` (0 for a BVH of its own; a prototype's root in the shared
     arrays of ``raytrace.accel.instances``); with ``hints`` (and a large BVH), the
     prefetches of :func:`closest_hit_prefetching` on the pointers ``tri_n`` ..
-    ``tri_emit``."""
+    ``tri_emit``; ``counts``: None, or the counters of :func:`closest_hit_counted`
+    (``counts is not None`` is decided when Numba compiles: the branches go)."""
     if n_nodes == 0 or not (tmin < tmax):
         return Hit(INF, MISS, -1, 0.0, 0.0)
     best_t = tmax
@@ -232,13 +269,8 @@ def _closest_hit(box, n_nodes, root, tri, sph, sph_id, hints, tri_n, tri_ng, tri
     hit_slot = -1
     hit_u = 0.0
     hit_v = 0.0
-    box_ray = alloca_f32(14)
-    tri_ray = alloca_f64(8)
-    nx, ny, nz, kx, ky, kz = _ray_setup(ox, oy, oz, dx, dy, dz, tmin, best_t, box_ray,
-                                        tri_ray)
-    st_node = alloca_i32(STACK_SIZE)
-    st_t = alloca_f32(STACK_SIZE)
-    dist = alloca_f32(WIDTH)
+    (box_ray, tri_ray), (nx, ny, nz), (kx, ky, kz), (st_node, st_t, dist) = walk_start(
+        ox, oy, oz, dx, dy, dz, tmin, best_t)
     tt = alloca_f64(BLOCK)
     uu = alloca_f64(BLOCK)
     vv = alloca_f64(BLOCK)
@@ -248,6 +280,8 @@ def _closest_hit(box, n_nodes, root, tri, sph, sph_id, hints, tri_n, tri_ng, tri
     hinting = hints and prefetching
     while True:
         if node >= 0:
+            if counts is not None:
+                counts[0] += 1
             mask = node_mask(box, node, nx, ny, nz, box_ray, dist)
             if mask != 0:
                 if prefetching and mask & (mask - 1) != 0:   # two or more: the others wait
@@ -257,6 +291,8 @@ def _closest_hit(box, n_nodes, root, tri, sph, sph_id, hints, tri_n, tri_ng, tri
         elif leaf_kind(node) == LEAF_KIND_TRI:
             s0 = leaf_start(node)
             for blk in range(s0, s0 + leaf_count(node)):
+                if counts is not None:
+                    counts[1] += used_lanes(tri, blk)
                 m = block_hits(tri, blk, kx, ky, kz, tri_ray, tt, uu, vv)
                 while m != 0:
                     k = ctz(m)
@@ -270,6 +306,8 @@ def _closest_hit(box, n_nodes, root, tri, sph, sph_id, hints, tri_n, tri_ng, tri
         else:
             s0 = leaf_start(node)
             for s in range(s0, s0 + leaf_count(node)):
+                if counts is not None:
+                    counts[1] += 1
                 t = intersect_unit_sphere_xf(carray(offset(sph, 12 * s), (3, 4)), ox, oy,
                                              oz, dx, dy, dz, tmin, best_t)
                 if t < best_t:
@@ -304,11 +342,8 @@ def _any_hit(box, n_nodes, root, tri, sph, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """``any_hit`` on the pointers to ``acc.nodes, acc.tris, acc.sph``, from node ``root``."""
     if n_nodes == 0 or not (tmin < tmax):
         return False
-    box_ray = alloca_f32(14)
-    tri_ray = alloca_f64(8)
-    nx, ny, nz, kx, ky, kz = _ray_setup(ox, oy, oz, dx, dy, dz, tmin, tmax, box_ray, tri_ray)
-    st_node = alloca_i32(STACK_SIZE)
-    dist = alloca_f32(WIDTH)
+    (box_ray, tri_ray), (nx, ny, nz), (kx, ky, kz), (st_node, _, dist) = walk_start(
+        ox, oy, oz, dx, dy, dz, tmin, tmax)
     tt = alloca_f64(BLOCK)
     uu = alloca_f64(BLOCK)
     vv = alloca_f64(BLOCK)
