@@ -47,6 +47,26 @@ def test_path_preview_refines_to_the_cli_image_bit_for_bit(tmp_path, open_sessio
     assert state["frame"]["noise"] is not None and state["frame"]["noise"] > 0
 
 
+def test_path_preview_samples_adaptively_when_the_scene_asks(tmp_path, open_session):
+    """The preview runs render()'s loop: a scene with a noise threshold is sampled
+    adaptively (fewer samples on average than its max_spp), and the last frame is the
+    command line's image bit for bit."""
+    path = tmp_path / "a.json"
+    data = path_scene(spp=8)
+    data["integrator"].update(noise_threshold=0.2, min_spp=4, max_spp=64)
+    write_scene(path, data)
+    session = open_session(path)
+    state = wait_state(session, _done())
+    info = session.frame.info
+    want = raytrace.render(raytrace.load_scene(path))
+    np.testing.assert_array_equal(session.frame.image, np.asarray(want))
+    assert info.stopped_by == "noise" and info.spp_mean == want.info.spp_mean and 4 <= info.spp_mean < 64
+    assert state["frame"]["spp_target"] == 64
+    write_scene(path, path_scene(spp=8))                  # negative control: no threshold, uniform
+    wait_state(session, _done(state["generation"] + 1))
+    assert session.frame.info.stopped_by == "spp" and session.frame.info.spp_mean == 8.0
+
+
 def test_path_noise_estimate_falls_with_samples(tmp_path, open_session):
     path = tmp_path / "p.json"
     write_scene(path, path_scene(spp=64))
