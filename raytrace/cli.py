@@ -288,7 +288,7 @@ def _render(args):
     from . import renderer as rmod
     from .jit import warmup
     from .image import depth_image, encode_image, normal_image
-    from .scene.load import load_scene
+    from .loading import load_scene
     t0 = time.perf_counter()
     kind = warmup.integrator_of(args.scene, args.integrator)
     for option, value in (("--noise-threshold", args.noise_threshold), ("--time", args.time)):

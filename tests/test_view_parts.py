@@ -80,7 +80,7 @@ def _textured_mesh(folder):
 def test_scene_files_are_the_mesh_its_mtl_and_its_texture(tmp_path):
     """``RenderScene.files``: what the preview watches, in the order read, and nothing of
     Python's, the package's or the kernel cache."""
-    from raytrace.scene.load import load_scene
+    from raytrace.loading import load_scene
     path = _textured_mesh(tmp_path)
     files = load_scene(path).files
     assert files == tuple(tmp_path / name for name in ("s.json", "q.obj", "m.mtl", "tex/t.png"))
@@ -90,7 +90,7 @@ def test_scene_files_are_the_mesh_its_mtl_and_its_texture(tmp_path):
 
 def test_load_guarded_returns_the_error_and_what_was_read_before(tmp_path):
     from raytrace.errors import SceneError
-    from raytrace.scene.load import load_scene
+    from raytrace.loading import load_scene
     path = _textured_mesh(tmp_path)
     scene, files, error = load_guarded(load_scene, path)                     # negative control: it loads
     assert error is None and files == list(scene.files)

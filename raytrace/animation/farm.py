@@ -315,7 +315,7 @@ def _warm_kernels(anim, first, integrator, tiled):
     if not warmup.is_cached(integrator, media):
         warmup.compile_here(integrator, media=media)
     if tiled and integrator == "path":
-        from ..scene.load import load_scene
+        from ..loading import load_scene
         tiny = load_scene({"camera": {"center": [0, 1, 0], "direction": [0, -1, 0], "up": [0, 0, -1]},
                            "integrator": {"type": "path"},
                            "objects": [{"type": "plane", "normal": [0, 1, 0]}]})

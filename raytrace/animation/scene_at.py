@@ -26,6 +26,7 @@ from ..camera import make_camera
 from ..errors import SceneError
 from ..scene.animation import DEFAULT_FPS, frame_range, named_lights, named_objects
 from ..scene.build import build_geometry
+from ..loading import fill_shadow_maps
 from ..scene.load import read_scene
 from ..scene.ready import RenderScene, assemble, build_environment_of
 from ..scene.objects import particles as cloth_plugin
@@ -235,7 +236,8 @@ class AnimatedScene:
             _, geometry, labels, accel, files = self._built
             own = [pathlib.Path(self.path).absolute()] if self.path else []
             files = list(dict.fromkeys(own + self._environment_files + files))
-            return assemble(data, self.base_dir, self.path, geometry, labels, accel, files, self._environment)
+            return assemble(data, self.base_dir, self.path, geometry, labels, accel, fill_shadow_maps, files,
+                            self._environment)
 
 
 def _replace(data, path, value, copied):

@@ -1,5 +1,6 @@
 """Loading a scene: file or dict -> a :class:`~raytrace.scene.ready.RenderScene`, ready
-to render.
+to render (:func:`build_scene`; ``raytrace.load_scene``, :mod:`raytrace.loading`, calls it
+with the shadow-map filler, a kernel the scene side never calls itself).
 
 ``load_scene`` accepts a path to a ``.json`` scene, a path to a course ``.txt`` scene
 (converted on the fly), a glTF 2.0 file (``.gltf`` / ``.glb``, wrapped into a scene with
@@ -17,10 +18,8 @@ from userio.textio import read_json as read_json_file
 from ..camera import make_camera
 from ..errors import SceneError
 from .build import build_geometry
-from .ready import RenderScene, assemble
+from .ready import assemble
 from .validate import validate_scene
-
-Scene = RenderScene          # the public name ``raytrace.Scene`` of earlier versions
 
 
 def read_json(path):
@@ -60,9 +59,10 @@ def read_scene(source, base_dir=None):
     return data, base, path
 
 
-def load_scene(source, base_dir=None, environment=None):
+def build_scene(source, shadow_maps, base_dir=None, environment=None):
     """Load and validate a scene (see :func:`read_scene`), build its geometry, BVH,
-    lights, environment (with its sampling tables), shadow maps and media -> a frozen
+    lights, environment (with its sampling tables), shadow maps (filled by
+    ``shadow_maps``, see :func:`raytrace.scene.ready.assemble`) and media -> a frozen
     :class:`~raytrace.scene.ready.RenderScene` whose ``files`` lists every file read.
     ``environment``: an :class:`~raytrace.layout.Environment` already built for the same
     ``background`` (``scene.environment`` of another time of one animation), used instead
@@ -76,4 +76,4 @@ def load_scene(source, base_dir=None, environment=None):
             accel = build_scene_accel(geo)
         except SceneError as exc:
             raise exc.with_file(path if path else "<scene dict>") from None
-        return assemble(data, base, path, geo, labels, accel, read.paths, environment)
+        return assemble(data, base, path, geo, labels, accel, shadow_maps, read.paths, environment)

@@ -12,13 +12,15 @@ Shadow maps are filled at load when a light asks for them (``"shadows": "map"``)
 whatever the scene's integrator, so that the Whitted integrator can be chosen by an
 override at render time. Only the Whitted integrator reads them; scenes that do not ask
 pay nothing (:func:`raytrace.scene.lights.punctual_lights` with no map is a few small
-arrays).
+arrays). Filling a map casts rays, a kernel's work, and the scene side never calls
+kernels (``tests/test_structure.py``): :func:`assemble` takes the filling function from
+its caller, :func:`raytrace.loading.fill_shadow_maps` (``raytrace.load_scene``,
+``raytrace.animation.scene_at``).
 """
 import dataclasses
 import pathlib
 from typing import Any, Optional
 
-import numpy as np
 
 from ..errors import SceneError
 from ..layout import ENV_CUBE, ENV_LATLONG
@@ -78,13 +80,13 @@ def build_environment_of(data, base_dir, name):
         raise exc.with_file(name) from None
 
 
-def assemble(data, base_dir, path, geometry, labels, accel, files=(), environment=None):
+def assemble(data, base_dir, path, geometry, labels, accel, shadow_maps, files=(), environment=None):
     """-> :class:`RenderScene` of a validated dict and its built geometry (``labels``:
-    :class:`~raytrace.scene.build.Labels`). ``environment``: one already built for the
-    same ``background`` (the scenes of an animation at several times share it: the
-    background is not animated), else it is built here. Errors are SceneErrors naming
-    the scene file."""
-    from ..kernels.shadowmap import fill_shadow_map
+    :class:`~raytrace.scene.build.Labels`). ``shadow_maps(lights, accel, geometry)``
+    fills the depths of the punctual lights that ask for a map (module docstring).
+    ``environment``: one already built for the same ``background`` (the scenes of an
+    animation at several times share it: the background is not animated), else it is
+    built here. Errors are SceneErrors naming the scene file."""
     from .emitters import build_lights, scene_bounds
     from .lights import punctual_lights
 
@@ -96,8 +98,8 @@ def assemble(data, base_dir, path, geometry, labels, accel, files=(), environmen
         punctual = punctual_lights(data.get("lights", []), scene_bounds(geometry))
     except SceneError as exc:
         raise exc.with_file(name) from None
-    for li in np.flatnonzero(punctual.shadow_map >= 0):     # only where a light asks for a map
-        fill_shadow_map(punctual.depths, int(li), accel, geometry, punctual)
+    if (punctual.shadow_map >= 0).any():                 # only where a light asks for a map
+        shadow_maps(punctual, accel, geometry)
     return RenderScene(data=data, base_dir=pathlib.Path(base_dir), path=path, geometry=geometry, accel=accel,
                        object_names=list(labels.objects), material_names=list(labels.materials),
                        media=labels.media, environment=environment, lights=lights, whitted_lights=punctual,

@@ -353,7 +353,7 @@ class Session:
 
     def _load(self, generation):
         from ..animation.scene_at import animated
-        from ..scene.load import load_scene
+        from ..loading import load_scene
         from ..jit import warmup
         self._set(message="loading")
         before = stamps([self.scene_path, *self.watcher.paths])
