@@ -95,7 +95,9 @@ def assemble(data, base_dir, path, geometry, labels, accel, shadow_maps, files=(
         environment = build_environment_of(data, base_dir, name)
     try:
         lights = build_lights(data, geometry, environment)
-        punctual = punctual_lights(data.get("lights", []), scene_bounds(geometry))
+        asked = data.get("lights", [])
+        maps = any(light.get("shadows") == "map" for light in asked)    # bounds: for directional maps only
+        punctual = punctual_lights(asked, scene_bounds(geometry)) if maps else punctual_lights(asked)
     except SceneError as exc:
         raise exc.with_file(name) from None
     if (punctual.shadow_map >= 0).any():                 # only where a light asks for a map
