@@ -89,10 +89,11 @@ def render(scene, progress=False, callback=None, variance=False, aovs=(), denois
     live preview); its ``variance`` is set as for ``variance=True``.
     """
     s = resolve_settings(scene, overrides)
+    passes = integrators.integrator(s["integrator"]).progressive     # else Whitted's bands of rows
     aovs = check_aovs(aovs)
     for name, what, wanted in (("variance", "a variance estimate", variance), ("denoise", "denoising", denoise),
                                ("partial", "partial images", partial is not None)):
-        if wanted and s["integrator"] != "path":
+        if wanted and not passes:
             raise SceneError(name, f"{what} needs the path tracer (integrator 'path')")
     asked = aovs
     if denoise:
@@ -103,7 +104,7 @@ def render(scene, progress=False, callback=None, variance=False, aovs=(), denois
     with warmup.CompileTimer() as compiling:        # first runs: kept out of info.seconds
         aov_buf = (written_zeros((s["height"], s["width"], AOV_WIDTH)) if set(aovs) & set(FILTERED_AOVS)
                    else None)
-        if integrators.integrator(s["integrator"]).progressive:
+        if passes:
             image, var, done, nonfinite, plan, capped = progressive(
                 scene, s, progress, callback, (t0, compiling), aov_buf,
                 partial and (partial, partial_seconds, partial_first))
@@ -115,7 +116,7 @@ def render(scene, progress=False, callback=None, variance=False, aovs=(), denois
                     _aov_pass(scene, s, aov_buf, sample, WHITTED_SAMPLING)
         if aovs:
             aov_images = finish_aovs(scene, s, aovs, aov_buf, done, nonfinite, plan)
-    stopped_by = "" if s["integrator"] != "path" else "time" if s["time_budget"] is not None else "spp"
+    stopped_by = "" if not passes else "time" if s["time_budget"] is not None else "spp"
     out = RenderedImage(image, _info(s, done, int(nonfinite.sum()), (t0, compiling), plan, stopped_by, capped))
     if variance or denoise:
         out.variance = var

@@ -22,7 +22,7 @@ Conventions:
   count or the wall time. The strata are shuffled so that a pass's time is unrelated to
   where in the pixel its sample lies (Whitted's n x n grid goes row by row with ``s``).
 - Path tracer: pass ``s`` is the renderer's own pass ``s``
-  (:func:`raytrace.renderer.render_path_pass`: same sample index, same buffers, the sums
+  (:func:`raytrace.integrators.add_pass`: same sample index, same buffers, the sums
   in the same order) on ``scene_at(t_s)``. The image converges to the average over the
   shutter and a zero-length shutter gives the still bit for bit.
 - Whitted: its integrator makes a pixel's ``spp`` samples in one call, so a blurred
