@@ -5,6 +5,7 @@ fails the load with one line, never a render."""
 import dataclasses
 import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from raytrace.errors import SceneError
 from raytrace.layout import ENV_CONSTANT, ENV_LATLONG, LIGHT_DIRECTIONAL, LIGHT_POINT
 from raytrace.scene.ready import RenderScene
 
+REPO = pathlib.Path(__file__).resolve().parents[1]
 FAR = 1e300          # a shadow map's depth where the light sees nothing (kernels.shadowmap.FAR)
 
 
@@ -128,3 +130,22 @@ def test_a_missing_file_fails_the_load_with_one_line(tmp_path, capsys, make, nam
     assert scene.files == (path, tmp_path / name)
     if name.endswith(".hdr"):
         assert scene.environment.kind == ENV_LATLONG and scene.cube_map.shape == (1, 4, 8, 3)
+
+
+@pytest.mark.parametrize("scene, names", [
+    ("gltf_still_life.json", ["gltf_still_life.json", "still_life.gltf", "still_life.bin"]),
+    ("skinned_figure.json", ["skinned_figure.json", "figure.skel", "figure.attach", "figure.obj",
+                             "figure_wave.json", "figure_walk.json"]),
+])
+def test_files_of_a_model_the_reader_keeps_in_memory(scene, names):
+    """The glTF and skinned-model readers keep their last model; a load served from it
+    still lists the model's files (the preview watches them)."""
+    from raytrace.scene import gltf
+    from raytrace.scene.objects import skinning
+    path = REPO / "scenes" / scene
+    gltf._CACHE.clear()
+    skinning._CACHE.clear()
+    first = raytrace.load_scene(path).files                     # read from the files
+    second = raytrace.load_scene(path).files                    # from the readers' memory
+    assert [p.name for p in first] == names and second == first
+    assert first[0] == path.absolute() and all(p.is_file() for p in first)
