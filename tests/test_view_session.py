@@ -155,6 +155,28 @@ def test_assets_are_watched(tmp_path, open_session):
     assert session.frame.image[centre][1] == 0 and session.frame.image[centre][0] > 0
 
 
+def test_an_environment_map_edit_re_renders(tmp_path, open_session):
+    """The preview watches ``RenderScene.files``: the scene, and the map its background
+    reads; a new map re-renders, brighter by the map's factor where the sky is seen."""
+    from raytrace.envmap import hdr_bytes
+    sky = tmp_path / "sky.hdr"
+    sky.write_bytes(hdr_bytes(np.full((8, 16, 3), 0.25, np.float32)))
+    path = tmp_path / "e.json"
+    data = path_scene(spp=2)
+    data["background"] = {"envmap": "sky.hdr"}
+    write_scene(path, data)
+    session = open_session(path)
+    first = wait_state(session, _done())
+    assert sorted(first["watched"]) == sorted(str(p) for p in raytrace.load_scene(path).files)
+    assert {p.split("/")[-1] for p in first["watched"]} == {"e.json", "sky.hdr"}
+    before = session.frame.image.copy()
+    sky.write_bytes(hdr_bytes(np.full((8, 16, 3), 1.0, np.float32)))      # 4 times brighter
+    wait_state(session, _done(first["generation"] + 1))
+    after = session.frame.image
+    np.testing.assert_allclose(after[0, 0], 4.0 * before[0, 0], rtol=1e-6)    # a corner sees the sky only
+    assert np.array_equal(after, np.asarray(raytrace.render(raytrace.load_scene(path))))
+
+
 def test_camera_orbit_dolly_and_reset(tmp_path, open_session):
     path = tmp_path / "w.json"
     write_scene(path, probe_scene())
