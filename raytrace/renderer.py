@@ -24,13 +24,13 @@ import time
 import numpy as np
 
 from . import integrators
+from .integrators import kernel_settings
 from .jit import warmup
 from .camera import make_camera
 from .errors import SceneError
 from .film import adaptive as adaptive_sampling
 from .image import RenderedImage, RenderInfo
 from .kernels import aov as ak
-from .integrators import kernel_settings  # noqa: F401  (re-exported)
 from .kernels import path as pk
 from .kernels import whitted as wk
 from .kernels.sampling import gaussian_inverse_cdf_table

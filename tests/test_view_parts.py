@@ -3,7 +3,6 @@ is made of, the polling watcher, the noise estimate."""
 import json
 import math
 import os
-import pathlib
 import threading
 import time
 
