@@ -12,7 +12,8 @@ The scene arrives ready (:class:`~raytrace.scene.ready.RenderScene`: lights,
 environment, shadow maps built at load); which kernels run and with which arguments is
 :mod:`raytrace.integrators`' table. The path tracer's progressive loop here
 (:func:`progressive`) is the one every progressive render goes through: ``render()`` (the
-CLI, the Python API) and the live preview (:mod:`raytrace.view.session`).
+CLI, the Python API, animation frames), the live preview (:mod:`raytrace.view.session`)
+and motion-blurred frames (a scene per pass, :mod:`raytrace.animation.motion_blur`).
 """
 import contextlib
 import math
@@ -253,7 +254,7 @@ class _StopFlag:
                 signal.signal(signal.SIGINT, self._old)
 
 
-def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None):
+def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None, scene_at=None):
     """The progressive render loop (a progressive integrator of :mod:`raytrace.integrators`:
     the path tracer) -> (image or None, its variance, passes done, per-pixel counts of samples dropped
     as non-finite, the adaptive :class:`~raytrace.film.adaptive.Plan` or None, pixels
@@ -261,7 +262,10 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None)
     ``aov_buf`` (or None) receives an AOV sample per pass (adaptive: the first
     ``min_spp``); ``partial``: None or (function, seconds, first), see :func:`render`;
     ``clock``: see :func:`_info`. With ``s["time_budget"]`` and no noise threshold the
-    spp comes from :func:`_spp_for_budget` (``s["spp"]`` is set to it).
+    spp comes from :func:`_spp_for_budget` (``s["spp"]`` is set to it). ``scene_at(k)``
+    (or None): the scene of pass ``k``, for a scene that changes between passes (motion
+    blur, :mod:`raytrace.animation.motion_blur`; ``scene`` is pass 0's): one sample per
+    kernel call, uniform (no noise threshold, no time budget in ``s``).
 
     A uniform render of a scene with media takes each pass in chunks of rows, each call
     sized to :data:`BATCH_SECONDS` at the last call's speed (the first: a few rows), so that
@@ -304,7 +308,10 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None)
             while sample < spp:
                 if stop.requested or (plan is not None and plan.done):
                     break
-                batch = callback is None and not partial
+                batch = callback is None and not partial and scene_at is None
+                if scene_at is not None:           # this pass's scene, same kernels and arguments
+                    now = scene_at(sample)
+                    run, args = integrator.passes(now), integrator.args(now, s_pattern)
                 if chunked:
                     count, rows_per_call = _chunk(spp - sample, h, row_rate, batch)
                 else:

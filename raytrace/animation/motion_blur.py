@@ -21,9 +21,11 @@ Conventions:
   of :mod:`raytrace.kernels.rng`): the image depends on the seed, never on the thread
   count or the wall time. The strata are shuffled so that a pass's time is unrelated to
   where in the pixel its sample lies (Whitted's n x n grid goes row by row with ``s``).
-- Path tracer: pass ``s`` is the renderer's own pass ``s``
-  (:func:`raytrace.integrators.add_pass`: same sample index, same buffers, the sums
-  in the same order) on ``scene_at(t_s)``. The image converges to the average over the
+- Path tracer: pass ``s`` is the renderer's own pass ``s`` on ``scene_at(t_s)``: a
+  whole frame runs the renderer's progressive loop with a scene per pass
+  (:func:`raytrace.renderer.progressive`, ``scene_at``), a band of rows
+  :func:`raytrace.integrators.add_pass` pass by pass (same sample index, same buffers,
+  the sums in the same order). The image converges to the average over the
   shutter and a zero-length shutter gives the still bit for bit.
 - Whitted: its integrator makes a pixel's ``spp`` samples in one call, so a blurred
   frame is ``spp`` one-sample renders instead, pass ``s`` with the camera's pixel grid
@@ -183,7 +185,19 @@ def _scenes(anim, times):
 
 
 def _path_passes(anim, s, times, rows, callback):
+    """The path tracer's passes, pass ``k`` on the scene at ``times[k]``: the whole frame
+    through the renderer's progressive loop (:func:`raytrace.renderer.progressive`), a band
+    of rows pass by pass (``integrators.add_pass``, as render-farm tiles do)."""
     h, w, spp = s["height"], s["width"], s["spp"]
+    if rows is None:
+        from ..jit import warmup
+        first = anim.scene_at(times[0])
+        uniform = dict(s, noise_threshold=None, time_budget=None)    # one time per pass, spp passes
+        with warmup.CompileTimer() as compiling:
+            image, _, _, nonfinite, _, _ = rmod.progressive(
+                first, uniform, False, callback, (time.perf_counter(), compiling),
+                scene_at=lambda k: first if k == 0 else anim.scene_at(times[k]))
+        return image, int(nonfinite.sum())
     accum, nonfinite, counter = buffers = pk.new_buffers(h, w)  # a band touches its rows only
     for sample, scene in enumerate(_scenes(anim, times)):
         integrators.add_pass(scene, s, buffers, sample, rows)
