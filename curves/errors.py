@@ -56,6 +56,8 @@ def read_text_file(path):
     :class:`CurveFileError` naming the file (and the line of the first bad byte). Other
     OS errors (permissions) stay ``OSError`` (the command line exits with status 1).
     """
+    from userio.reads import note
+    note(path)
     try:
         data = pathlib.Path(path).read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as e:

@@ -18,7 +18,7 @@ from userio.lazy import lazy_package as _lazy_package
 
 from .errors import SceneError
 
-__all__ = ["SceneError", "Scene", "RenderInterrupted", "animate", "load_scene", "render", "render_aovs",
+__all__ = ["SceneError", "Scene", "RenderScene", "RenderInterrupted", "animate", "load_scene", "render", "render_aovs",
            "render_at", "save_image", "scene_at", "save_exr", "read_exr", "denoise", "show"]
 __version__ = "0.4.0"   # pyproject.toml's version (tests/test_structure.py checks they agree)
 
@@ -27,8 +27,9 @@ _lazy_package(__name__, {
     "RenderInterrupted": (".renderer", "RenderInterrupted"),
     "render": (".renderer", "render"),
     "render_aovs": (".renderer", "render_aovs"),
-    "Scene": (".scene.load", "Scene"),
-    "load_scene": (".scene.load", "load_scene"),
+    "Scene": (".scene.ready", "RenderScene"),
+    "RenderScene": (".scene.ready", "RenderScene"),
+    "load_scene": (".loading", "load_scene"),
     "animate": (".animation", "animate"),
     "render_at": (".animation", "render_at"),
     "scene_at": (".animation", "scene_at"),

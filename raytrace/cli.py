@@ -288,17 +288,18 @@ def _render(args):
     from . import renderer as rmod
     from .jit import warmup
     from .image import depth_image, encode_image, normal_image
-    from .scene.load import load_scene
+    from .loading import load_scene
     t0 = time.perf_counter()
     kind = warmup.integrator_of(args.scene, args.integrator)
     for option, value in (("--noise-threshold", args.noise_threshold), ("--time", args.time)):
         if value is not None and kind != "path" and (args.integrator or warmup.readable_json(args.scene)):
             raise SceneError(option, "adaptive sampling and time budgets need the path tracer "
                                      "(integrator 'path')")    # said before anything compiles
-    cold = not (warmup.is_cached(kind) and warmup.builder_cached())
+    media = warmup.uses_media(args.scene)
+    cold = not (warmup.is_cached(kind, media) and warmup.builder_cached())
     # every phase that may compile says so (and times it): the warm-up, the render (e.g. a
     # scene with instances, AOVs), depth and normals, debug views
-    roots = warmup.roots(kind, builder=True)       # what may compile (the notice says which and why)
+    roots = warmup.roots(kind, builder=True, media=media)       # what may compile (the notice says which and why)
     with warmup.notice_on_compile(not args.quiet, expect=cold, roots=roots) as compiling:
         timers = [compiling]
         with warmup.ahead(args.scene, kind, timer=compiling):

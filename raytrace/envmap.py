@@ -62,6 +62,8 @@ def read_environment_image(path, where, what="environment map", limit=None):
         raise SceneError(where, f"{what} {path}: unknown image format {path.suffix!r} "
                                 f"(use {', '.join(FORMATS)})")
     from userio.files import check_regular_file
+    from userio.reads import note
+    note(path)
     check_regular_file(path, what, where, error=SceneError)
     if suffix == ".hdr":
         img = read_hdr(path, where, what, limit)

@@ -202,7 +202,9 @@ def read_rgb_image(path, where=None, what="image", error=None, limit=None, bytes
     from .errors import SceneError
     error = SceneError if error is None else error
     limit = MAX_IMAGE_PIXELS if limit is None else limit
+    from userio.reads import note
     path = pathlib.Path(path)
+    note(path)
     check_regular_file(path, what, where, error=error)
     try:
         with warnings.catch_warnings():     # the size is checked below, before decoding

@@ -290,9 +290,9 @@ MAX_NULL_COLLISIONS = 1 << 16
 
 
 class Media(NamedTuple):
-    """Participating media (``raytrace.scene.media.build_media``; read by the volumetric
-    path tracer ``raytrace.kernels.volpath``, the Whitted integrator's Beer-Lambert
-    attenuation and the transmittance view through ``raytrace.kernels.media``).
+    """Participating media (``raytrace.scene.media.build_media``; read by the path tracer,
+    the Whitted integrator's Beer-Lambert attenuation and the transmittance view, all
+    through ``raytrace.kernels.media``).
 
     Medium k (rows of the (N, ...) arrays) is homogeneous (MEDIUM_HOMOGENEOUS: extinction
     ``sigma_t[k]`` per RGB channel, in 1 / world unit) or a grid (MEDIUM_GRID: extinction

@@ -8,21 +8,24 @@ an accumulation buffer, so that it can stop cleanly between passes (Ctrl-C, or a
 Results are :class:`~raytrace.image.RenderedImage`: (H, W, 3) float32 linear radiance,
 row 0 at the top, with ``info`` on how they were made.
 
-What the renderer derives from a scene once (the environment with its map, the path
-tracer's light distribution) it keeps in its own cache keyed by the scene object, never
-on the scene.
+The scene arrives ready (:class:`~raytrace.scene.ready.RenderScene`: lights,
+environment, shadow maps built at load); which kernels run and with which arguments is
+:mod:`raytrace.integrators`' table. The path tracer's progressive loop here
+(:func:`progressive`) is the one every progressive render goes through: ``render()`` (the
+CLI, the Python API, animation frames), the live preview (:mod:`raytrace.view.session`)
+and motion-blurred frames (a scene per pass, :mod:`raytrace.animation.motion_blur`).
 """
 import contextlib
-import functools
 import math
 import signal
 import sys
 import threading
 import time
-import weakref
 
 import numpy as np
 
+from . import integrators
+from .integrators import kernel_settings
 from .jit import warmup
 from .camera import make_camera
 from .errors import SceneError
@@ -32,12 +35,8 @@ from .kernels import aov as ak
 from .kernels import path as pk
 from .kernels import whitted as wk
 from .kernels.sampling import gaussian_inverse_cdf_table
-from .layout import (AOV_HITS, AOV_WIDTH, AOVS, ENV_CUBE, ENV_LATLONG, FILTERED_AOVS, FILTERS,
-                     PATH_SAMPLING, SAMPLERS, WHITTED_SAMPLING, Settings)
-from .kernels.shadowmap import fill_shadow_map
+from .layout import AOV_HITS, AOV_WIDTH, AOVS, FILTERED_AOVS, PATH_SAMPLING, WHITTED_SAMPLING
 from .kernels.threads import written_zeros
-from .scene.emitters import build_environment, build_lights, scene_bounds
-from .scene.lights import punctual_lights
 from .settings import (BYTES_PER_PIXEL, DEFAULTS, INTEGRATORS, OVERRIDES,  # noqa: F401  (re-exported)
                        check_overrides, resolve_settings)
 
@@ -56,64 +55,9 @@ class RenderInterrupted(KeyboardInterrupt):
         self.spp_total = spp_total
 
 
-def kernel_settings(s):
-    """The kernels' :class:`~raytrace.layout.Settings` record for resolved settings ``s``."""
-    return Settings(width=s["width"], height=s["height"], spp=s["spp"], filter=FILTERS[s["filter"]],
-                    seed=s["seed"], epsilon=float(s["epsilon"]), bounces=s["bounces"],
-                    shadows=bool(s["shadows"]), max_depth=s["max_depth"], rr_depth=s["rr_depth"],
-                    sampler=SAMPLERS[s["sampler"]], row_stride=pk.row_stride(s["height"]))
-
-
-# ------------------------------------------------------------------ derived scene data
-_DERIVED = weakref.WeakKeyDictionary()    # scene -> {"environment": ..., "lights": ...}
-
-
-def _derived(scene):
-    return _DERIVED.setdefault(scene, {})
-
-
-def environment(scene):
-    """The scene's :class:`~raytrace.layout.Environment` (background colour or map, its
-    sampling tables, ambient light), built once; both integrators read it."""
-    cache = _derived(scene)
-    if "environment" not in cache:
-        try:
-            cache["environment"] = build_environment(scene.data.get("background", {}), scene.base_dir)
-        except SceneError as exc:
-            raise exc.with_file(scene.name) from None
-    return cache["environment"]
-
-
-def cube_map(scene):
-    """The scene's environment map texels ((6, S, S, 3) cube faces or (1, H, W, 3) a
-    lat-long image, float32), loaded once (with :func:`environment`), or None."""
-    env = environment(scene)
-    return env.texels if env.kind in (ENV_CUBE, ENV_LATLONG) else None
-
-
-def scene_lights(scene):
-    """The path tracer's :class:`~raytrace.layout.Lights` of ``scene`` (built once)."""
-    cache = _derived(scene)
-    if "lights" not in cache:
-        cache["lights"] = build_lights(scene.data, scene.geometry, environment(scene))
-    return cache["lights"]
-
-
-def whitted_lights(scene):
-    """The Whitted integrator's :class:`~raytrace.layout.PunctualLights` of ``scene``,
-    with any shadow maps filled (built once)."""
-    cache = _derived(scene)
-    if "punctual" not in cache:
-        lights = punctual_lights(scene.data.get("lights", []), scene_bounds(scene.geometry))
-        for li in np.flatnonzero(lights.shadow_map >= 0):
-            fill_shadow_map(lights.depths, int(li), scene.accel, scene.geometry, lights)
-        cache["punctual"] = lights
-    return cache["punctual"]
-
-
 # ------------------------------------------------------------------------- rendering
 def render(scene, progress=False, callback=None, variance=False, aovs=(), denoise=False,
-           partial=None, partial_seconds=60.0, **overrides):
+           partial=None, partial_seconds=60.0, partial_first=False, **overrides):
     """Render ``scene`` (from :func:`raytrace.load_scene`) -> :class:`RenderedImage`
     ((H, W, 3) float32 linear radiance with ``info``).
 
@@ -142,13 +86,15 @@ def render(scene, progress=False, callback=None, variance=False, aovs=(), denois
     denoised image (see :mod:`raytrace.film.denoise`; ``variance`` and ``aovs`` are those
     of the render). ``partial(image)`` (path tracer) is called with the image of the
     passes done so far at most every ``partial_seconds`` seconds (``raytrace render
-    --write-partial``).
+    --write-partial``), and with ``partial_first`` also after the first kernel call (the
+    live preview); its ``variance`` is set as for ``variance=True``.
     """
     s = resolve_settings(scene, overrides)
+    passes = integrators.integrator(s["integrator"]).progressive     # else Whitted's bands of rows
     aovs = check_aovs(aovs)
     for name, what, wanted in (("variance", "a variance estimate", variance), ("denoise", "denoising", denoise),
                                ("partial", "partial images", partial is not None)):
-        if wanted and s["integrator"] != "path":
+        if wanted and not passes:
             raise SceneError(name, f"{what} needs the path tracer (integrator 'path')")
     asked = aovs
     if denoise:
@@ -159,9 +105,10 @@ def render(scene, progress=False, callback=None, variance=False, aovs=(), denois
     with warmup.CompileTimer() as compiling:        # first runs: kept out of info.seconds
         aov_buf = (written_zeros((s["height"], s["width"], AOV_WIDTH)) if set(aovs) & set(FILTERED_AOVS)
                    else None)
-        if s["integrator"] == "path":
-            image, var, done, nonfinite, plan, capped = _render_path(scene, s, progress, callback, (t0, compiling),
-                                                                     aov_buf, partial and (partial, partial_seconds))
+        if passes:
+            image, var, done, nonfinite, plan, capped = progressive(
+                scene, s, progress, callback, (t0, compiling), aov_buf,
+                partial and (partial, partial_seconds, partial_first))
         else:
             image, done, nonfinite, plan, capped = (_render_whitted(scene, s, progress, callback), s["spp"],
                                                     np.zeros(1, np.int64), None, 0)
@@ -170,7 +117,7 @@ def render(scene, progress=False, callback=None, variance=False, aovs=(), denois
                     _aov_pass(scene, s, aov_buf, sample, WHITTED_SAMPLING)
         if aovs:
             aov_images = finish_aovs(scene, s, aovs, aov_buf, done, nonfinite, plan)
-    stopped_by = "" if s["integrator"] != "path" else "time" if s["time_budget"] is not None else "spp"
+    stopped_by = "" if not passes else "time" if s["time_budget"] is not None else "spp"
     out = RenderedImage(image, _info(s, done, int(nonfinite.sum()), (t0, compiling), plan, stopped_by, capped))
     if variance or denoise:
         out.variance = var
@@ -194,7 +141,7 @@ def check_aovs(aovs):
 
 
 def _aov_pass(scene, s, buf, sample, sampling):
-    ak.render_aov_pass(buf, sample, scene.accel, scene.geometry, environment(scene),
+    ak.render_aov_pass(buf, sample, scene.accel, scene.geometry, scene.environment,
                        make_camera(scene.data["camera"]), kernel_settings(s), gaussian_inverse_cdf_table(),
                        sampling)
 
@@ -255,11 +202,8 @@ def _progress_bar(progress, total, unit, desc):
 
 
 def _render_whitted(scene, s, progress, callback):
-    cam = make_camera(scene.data["camera"])
-    lights = whitted_lights(scene)
-    env = environment(scene)
-    settings = kernel_settings(s)
-    table = gaussian_inverse_cdf_table()
+    whitted = integrators.integrator("whitted")
+    render_rows, args = whitted.passes(scene), whitted.args(scene, s)
     h, w = s["height"], s["width"]
     image = np.zeros((h, w, 3), np.float32)
     # ~1/64 of the image per band, at least a few rows, so the bar moves smoothly
@@ -268,8 +212,7 @@ def _render_whitted(scene, s, progress, callback):
     try:
         for row0 in range(0, h, band):
             row1 = min(h, row0 + band)
-            wk.render_rows(row0, row1, image[row0:row1], scene.accel, scene.geometry, cam,
-                           lights, env, settings, table, getattr(scene, "media", None))
+            render_rows(row0, row1, image[row0:row1], *args)
             if bar is not None:
                 bar.update(row1 - row0)
             if callback is not None:
@@ -311,34 +254,37 @@ class _StopFlag:
                 signal.signal(signal.SIGINT, self._old)
 
 
-def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None):
-    """-> (image or None, its variance, passes done, per-pixel counts of samples dropped
+def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None, scene_at=None):
+    """The progressive render loop (a progressive integrator of :mod:`raytrace.integrators`:
+    the path tracer) -> (image or None, its variance, passes done, per-pixel counts of samples dropped
     as non-finite, the adaptive :class:`~raytrace.film.adaptive.Plan` or None, pixels
     with a path cut at the media step cap).
     ``aov_buf`` (or None) receives an AOV sample per pass (adaptive: the first
-    ``min_spp``); ``partial``: None or (function, seconds), see :func:`render`;
+    ``min_spp``); ``partial``: None or (function, seconds, first), see :func:`render`;
     ``clock``: see :func:`_info`. With ``s["time_budget"]`` and no noise threshold the
-    spp comes from :func:`_spp_for_budget` (``s["spp"]`` is set to it).
+    spp comes from :func:`_spp_for_budget` (``s["spp"]`` is set to it). ``scene_at(k)``
+    (or None): the scene of pass ``k``, for a scene that changes between passes (motion
+    blur, :mod:`raytrace.animation.motion_blur`; ``scene`` is pass 0's): one sample per
+    kernel call, uniform (no noise threshold, no time budget in ``s``).
 
     A uniform render of a scene with media takes each pass in chunks of rows, each call
     sized to :data:`BATCH_SECONDS` at the last call's speed (the first: a few rows), so that
     Ctrl-C is seen between chunks, well within a second, however slow a pass is (a
     kernel call cannot be stopped midway). Stopped inside a pass, the rows that pass
     finished keep its samples (their mean is over one sample more)."""
-    cam = make_camera(scene.data["camera"])
-    lights = scene_lights(scene)
-    env = environment(scene)
-    table = gaussian_inverse_cdf_table()
+    integrator = integrators.integrator(s["integrator"])
+    run = integrator.passes(scene)
     adaptive = s["noise_threshold"] is not None
     budget = s["time_budget"]
     if budget is not None and not adaptive:
-        s["spp"] = _spp_for_budget(scene, s, (lights, env, cam, table), clock)
+        s["spp"] = _spp_for_budget(scene, s, integrator, clock)
     h, w = s["height"], s["width"]
     spp = s["max_spp"] if adaptive else s["spp"]
     s_pattern = dict(s, spp=adaptive_sampling.pattern_spp(spp)) if adaptive else s   # the camera's
-    settings = kernel_settings(s_pattern)
+    args = integrator.args(scene, s_pattern)
+    settings = args[5]
     accum, nonfinite, counter = pk.new_buffers(h, w, written=True)
-    media = getattr(scene, "media", None) is not None
+    media = scene.media is not None
     capped = np.zeros((h, w), np.int64) if media else None
     extra = {"capped": capped} if media else {}
     chunked = media and not adaptive
@@ -352,7 +298,7 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
         if bar is not None else None
     stop = _StopFlag(note)
     interrupted = False
-    last_partial = time.perf_counter()
+    last_partial = -math.inf if partial and partial[2] else time.perf_counter()
     last_pass, last_work = 0.0, 1
     row_rate = None             # chunked: seconds per row and sample of the last call
     cut = None                  # chunked, stopped inside a pass: (rows that pass finished, its samples)
@@ -362,7 +308,10 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
             while sample < spp:
                 if stop.requested or (plan is not None and plan.done):
                     break
-                batch = callback is None and not partial
+                batch = callback is None and not partial and scene_at is None
+                if scene_at is not None:           # this pass's scene, same kernels and arguments
+                    now = scene_at(sample)
+                    run, args = integrator.passes(now), integrator.args(now, s_pattern)
                 if chunked:
                     count, rows_per_call = _chunk(spp - sample, h, row_rate, batch)
                 else:
@@ -383,9 +332,7 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
                             chunk = order[done_rows:done_rows + rows_per_call]
                             called = time.perf_counter()
                             try:
-                                path_pass(scene)(accum, nonfinite, counter, sample, scene.accel, scene.geometry,
-                                                 lights, env, cam, settings, table, rows=chunk, count=count,
-                                                 **extra)
+                                run(accum, nonfinite, counter, sample, *args, rows=chunk, count=count, **extra)
                             finally:       # the call finished its rows, even through Ctrl-C
                                 done_rows += chunk.shape[0]
                                 counter[0] = sample
@@ -400,9 +347,8 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
                     counter[0] = sample + count
                 else:
                     try:
-                        path_pass(scene)(accum, nonfinite, counter, sample, scene.accel, scene.geometry, lights,
-                                         env, cam, settings, table, rows=plan and plan.rows,
-                                         active=plan and plan.active, count=count, **extra)
+                        run(accum, nonfinite, counter, sample, *args, rows=plan and plan.rows,
+                            active=plan and plan.active, count=count, **extra)
                     finally:               # Ctrl-C twice: the call still finished its samples
                         if plan is not None:
                             plan.after_pass(sample + count, accum, count)
@@ -418,9 +364,11 @@ def _render_path(scene, s, progress, callback, clock, aov_buf=None, partial=None
                 if callback is not None:
                     callback(int(counter[0]), spp)
                 if partial and time.perf_counter() - last_partial >= partial[1] and sample < spp:
-                    part = RenderedImage(_mean_and_variance(accum, int(counter[0]), plan)[0],
+                    mean, part_var = _mean_and_variance(accum, int(counter[0]), plan)
+                    part = RenderedImage(mean.astype(np.float32),
                                          _info(s, int(counter[0]), int(nonfinite.sum()), clock, plan,
                                                capped=_capped_pixels(capped)))
+                    part.variance = part_var.astype(np.float32)
                     partial[0](part)
                     last_partial = time.perf_counter()
     except KeyboardInterrupt:
@@ -505,56 +453,19 @@ def _elapsed(clock):
     return time.perf_counter() - t0 - compiling.seconds
 
 
-def path_pass(scene):
-    """The path tracer's pass function for ``scene``: ``kernels.path.render_pass`` with the
-    scene's media (None without media: no media code is compiled)."""
-    return functools.partial(pk.render_pass, media=getattr(scene, "media", None))
-
-
-def _spp_for_budget(scene, s, args, clock):
+def _spp_for_budget(scene, s, integrator, clock):
     """The spp of a uniform render that fits the rest of ``s["time_budget"]``: one
     timed pass of pixel-centre samples into scratch buffers (not kept), then as many
     passes as the rest of the budget holds at that speed (at least 1, at most
     ``s["max_spp"]``). The render is then exactly the ``--spp N`` render: the camera
     pattern is made for N samples."""
-    lights, env, cam, table = args
     h, w = s["height"], s["width"]
     accum, nonfinite, counter = pk.new_buffers(h, w)
     started = _elapsed(clock)
-    path_pass(scene)(accum, nonfinite, counter, 0, scene.accel, scene.geometry, lights, env, cam,
-                     kernel_settings(dict(s, spp=1)), table)
+    integrator.passes(scene)(accum, nonfinite, counter, 0, *integrator.args(scene, dict(s, spp=1)))
     per_pass = max(_elapsed(clock) - started, 1e-6)
     left = s["time_budget"] - _elapsed(clock)
     return int(min(s["max_spp"], max(1, left // per_pass)))
-
-
-def share_cube_map(scene, source):
-    """Give ``scene`` the environment (map and sampling tables) already built for
-    ``source`` (scenes of one animation at different times: the background is not
-    animated) instead of loading it again."""
-    if "environment" in _derived(source):
-        _derived(scene).setdefault("environment", _derived(source)["environment"])
-
-
-def render_path_pass(scene, s, buffers, sample, rows=None):
-    """Add the path tracer's pass ``sample`` of ``scene`` to ``buffers``: the pass that
-    :func:`render` makes (every pixel's sample number ``sample``, same kernel, same sums in
-    the same order), for callers that change the scene between passes (motion blur,
-    :mod:`raytrace.animation.motion_blur`). ``s``: settings from :func:`resolve_settings`;
-    ``buffers``: ``(accum, nonfinite, counter)`` from ``kernels.path.new_buffers(H, W)``,
-    passes 0 .. n-1 added in order make the image ``mean_and_variance(accum, n)``;
-    ``rows=(row0, row1)`` adds the pass to those rows only (the same sums for them)."""
-    accum, nonfinite, counter = buffers
-    args = (scene.accel, scene.geometry, scene_lights(scene), environment(scene),
-            make_camera(scene.data["camera"]), kernel_settings(s), gaussian_inverse_cdf_table())
-    if rows is None:
-        path_pass(scene)(accum, nonfinite, counter, sample, *args)
-    elif scene.media is not None:          # a band of rows, as kernels.band does
-        path_pass(scene)(accum, nonfinite, counter, sample, *args,
-                         rows=np.arange(rows[0], rows[1], dtype=np.int64))
-    else:
-        from .kernels import band as bk
-        bk.render_band_pass(accum, nonfinite, counter, sample, rows[0], rows[1], *args)
 
 
 def render_aovs(scene, width=None, height=None):

@@ -25,6 +25,17 @@ INTEGRATORS = ("whitted", "path")
 BYTES_PER_PIXEL = 24 + 12 + 32 + 8
 
 
+def integrator_name(asked, override=None):
+    """Which integrator renders a scene: ``override`` (the ``integrator`` render option)
+    when given, else ``asked`` (the scene's ``integrator.type``), else the default
+    (``"whitted"``). The one rule, applied to a loaded scene (:func:`resolve_settings`) and
+    to warm-up's peek at a scene file (:func:`raytrace.jit.warmup.integrator_of`); the
+    kernels each name runs are :mod:`raytrace.integrators`' table."""
+    if override is not None:
+        return override
+    return asked if asked is not None else DEFAULTS["integrator"]
+
+
 def resolve_settings(scene, overrides):
     """Merge defaults, the scene's ``image``/``integrator`` sections and overrides
     -> dict of checked settings (names as in :data:`DEFAULTS`)."""
@@ -34,7 +45,7 @@ def resolve_settings(scene, overrides):
     s = dict(DEFAULTS)
     for key in ("width", "height", "spp", "filter", "seed"):
         s[key] = scene.setting("image", key, s[key])
-    s["integrator"] = scene.setting("integrator", "type", s["integrator"])
+    s["integrator"] = integrator_name(scene.setting("integrator", "type", None))
     for key in ("bounces", "shadows", "epsilon", "max_depth", "rr_depth") + ADAPTIVE:
         s[key] = scene.setting("integrator", key, s[key])
     for key, value in overrides.items():

@@ -46,6 +46,8 @@ def read_text_file(path):
     A missing file, a folder, a binary file or one in another encoding: a
     :class:`SkinningFileError` naming the file. Other OS errors (permissions) stay
     ``OSError`` (the command line exits with status 1)."""
+    from userio.reads import note
+    note(path)
     try:
         data = pathlib.Path(path).read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as e:

@@ -109,6 +109,8 @@ class _Reader:
             return b""
 
     def _load_glb(self, pygltflib):
+        from userio.reads import note
+        note(self.path)
         try:
             data = self.path.read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as e:
@@ -177,6 +179,8 @@ class _Reader:
             from urllib.parse import unquote
             p = self.path.parent / unquote(uri)
             try:
+                from userio.reads import note
+                note(p)
                 data = p.read_bytes()
             except ValueError:                # a NUL character in the name
                 self.fail(f"buffers[{i}].uri", f"not a file name: {_short(uri)}")

@@ -49,14 +49,18 @@ pytest_plugins = ["raytrace.grade.pytest_plugin"]
 # A cold Numba cache (a fresh clone, CI) makes the first test that renders pay the
 # integrator's compile (about 90 s for the path tracer, 50 s for Whitted on one core),
 # one after the other. Before any test runs (and before pytest-xdist starts its workers,
-# whose sessions skip this), both integrators and their AOV kernels are compiled into the
-# on-disk cache by two child processes at once; the tests then load them. A child that
+# whose sessions skip this), every integrator of the table (raytrace.settings.INTEGRATORS,
+# the names of raytrace.integrators.TABLE), the path tracer also with media, and their AOV
+# kernels are compiled into the on-disk cache by child processes at once (the scene is
+# warm-up's own, raytrace.jit.warmup.compile_here); the tests then load them. A child that
 # fails only costs the tests their own compile. Runs for whole-suite runs only (no test
 # file or node named on the command line); RAYTRACE_NO_WARMUP=1 skips it.
 _WARM = """
 import sys
 import raytrace
-kind = sys.argv[1]
+from raytrace.jit import warmup
+kind, media = sys.argv[1], sys.argv[2] == "1"
+warmup.compile_here(kind, media=media)
 scene = raytrace.load_scene({
     "camera": {"center": [0, 1, 0], "direction": [0, -1, 0], "up": [0, 0, -1]},
     "integrator": {"type": kind},
@@ -71,14 +75,16 @@ raytrace.render(scene, width=2, height=2, spp=1, aovs=raytrace.layout.AOVS)
 def pytest_sessionstart(session):
     import subprocess
     import sys
+    from raytrace.settings import INTEGRATORS
     if hasattr(session.config, "workerinput") or os.environ.get("RAYTRACE_NO_WARMUP"):
         return
     if any(".py" in a for a in session.config.invocation_params.args):
         return
-    procs = [subprocess.Popen([sys.executable, "-c", _WARM, kind], cwd=REPO,
+    variants = [(kind, "0") for kind in INTEGRATORS] + [("path", "1")]
+    procs = [subprocess.Popen([sys.executable, "-c", _WARM, kind, media], cwd=REPO,
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
-             for kind in ("path", "whitted")]
+             for kind, media in variants]
     for p in procs:
         try:
             p.wait(timeout=600)

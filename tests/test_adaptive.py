@@ -149,10 +149,10 @@ def test_same_image_and_counts_on_one_and_two_threads():
 def test_chunked_kernel_calls_make_the_sums_of_single_passes():
     from raytrace.kernels import path as pk
     from raytrace.kernels.sampling import gaussian_inverse_cdf_table
-    from raytrace.renderer import environment, kernel_settings, make_camera, resolve_settings, scene_lights
+    from raytrace.renderer import kernel_settings, make_camera, resolve_settings
     scene = _cornell(16)
     s = resolve_settings(scene, {"spp": 16})
-    args = (scene.accel, scene.geometry, scene_lights(scene), environment(scene), make_camera(scene.data["camera"]),
+    args = (scene.accel, scene.geometry, scene.lights, scene.environment, make_camera(scene.data["camera"]),
             kernel_settings(s), gaussian_inverse_cdf_table())
     one, chunk = pk.new_buffers(16, 16), pk.new_buffers(16, 16)
     for k in range(16):
@@ -187,12 +187,12 @@ def _first_passes_image(scene, pattern_spp, passes, seed, sampler):
     render (float32, as the renderer returns it)."""
     from raytrace.kernels import path as pk
     from raytrace.kernels.sampling import gaussian_inverse_cdf_table
-    from raytrace.renderer import environment, kernel_settings, make_camera, resolve_settings, scene_lights
+    from raytrace.renderer import kernel_settings, make_camera, resolve_settings
     s = resolve_settings(scene, {"spp": pattern_spp, "seed": seed, "sampler": sampler})
     h, w = s["height"], s["width"]
     accum, nonfinite, counter = pk.new_buffers(h, w)
-    pk.render_pass(accum, nonfinite, counter, 0, scene.accel, scene.geometry, scene_lights(scene),
-                   environment(scene), make_camera(scene.data["camera"]), kernel_settings(s),
+    pk.render_pass(accum, nonfinite, counter, 0, scene.accel, scene.geometry, scene.lights,
+                   scene.environment, make_camera(scene.data["camera"]), kernel_settings(s),
                    gaussian_inverse_cdf_table(), count=passes)
     return pk.mean_and_variance(accum, passes)[0].astype(np.float32)
 

@@ -91,16 +91,16 @@ def test_output_to_a_folder_names_the_users_path(scene_file, tmp_path, capsys):
 
 
 def test_compile_notice_when_the_kernels_are_not_cached(scene_file, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(warmup, "is_cached", lambda kind: False)
-    monkeypatch.setattr(warmup, "start", lambda kind, instanced=False: None)
+    monkeypatch.setattr(warmup, "is_cached", lambda kind, media=False: False)
+    monkeypatch.setattr(warmup, "start", lambda kind, instanced=False, media=False: None)
     compiled = []
-    monkeypatch.setattr(warmup, "compile_here", lambda kind, instanced=False: compiled.append((kind, instanced)))
+    monkeypatch.setattr(warmup, "compile_here", lambda kind, instanced=False, media=False: compiled.append((kind, instanced)))
     assert cli.main(["render", str(scene_file), "-o", str(tmp_path / "o.png")]) == 0
     err = capsys.readouterr().err
     assert "raytrace: compiling kernels ...\n" in err and "kernels compiled in" in err
     assert compiled == [("whitted", False)]
     # warm: no notice
-    monkeypatch.setattr(warmup, "is_cached", lambda kind: True)
+    monkeypatch.setattr(warmup, "is_cached", lambda kind, media=False: True)
     assert cli.main(["render", str(scene_file), "-o", str(tmp_path / "o.png")]) == 0
     assert "compiling" not in capsys.readouterr().err
 

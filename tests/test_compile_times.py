@@ -138,7 +138,7 @@ def test_exr_header_and_closing_line_split_the_times(tmp_path, monkeypatch, cloc
     path.write_text(json.dumps(SCENE))
     out = tmp_path / "out.exr"
     assert cli.main(["render", str(path), "-o", str(out), "--quiet"]) == 0     # warm
-    monkeypatch.setattr(warmup, "is_cached", lambda kind: True)
+    monkeypatch.setattr(warmup, "is_cached", lambda kind, media=False: True)
     monkeypatch.setattr(warmup, "builder_cached", lambda: True)
     real = renderer._render_whitted
     _slow_first_render(monkeypatch, clock)
@@ -181,7 +181,7 @@ def warm_scene(tmp_path, monkeypatch):
     assert cli.main(["render", str(path), "-o", str(tmp_path / "w.png"), "--quiet",
                      "--depth", str(tmp_path / "wd.png"), "0", "10", "--normals", str(tmp_path / "wn.png")]) == 0
     assert cli.main(["render", str(path), "-o", str(tmp_path / "wv.png"), "--quiet", "--view", "objects"]) == 0
-    monkeypatch.setattr(warmup, "is_cached", lambda kind: True)
+    monkeypatch.setattr(warmup, "is_cached", lambda kind, media=False: True)
     monkeypatch.setattr(warmup, "builder_cached", lambda: True)
     return path
 

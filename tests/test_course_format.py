@@ -411,7 +411,7 @@ def test_missing_file_is_a_scene_error(tmp_path):
 
 @pytest.mark.parametrize("name", COURSE_SCENES)
 def test_converted_scene_passes_our_loader(tmp_path, name):
-    load = pytest.importorskip("raytrace.scene.load")
+    load = pytest.importorskip("raytrace.loading")
     src = course(name)
     dst = tmp_path / f"{name}.json"
     scene = convert_file(src, dst)

@@ -27,7 +27,6 @@ from raytrace.envmap import (cell_solid_angles, float_to_rgbe, hdr_bytes, latlon
                              read_hdr)
 from raytrace.errors import SceneError
 from raytrace.kernels.emitters import env_lookup, sample_light
-from raytrace.renderer import environment, scene_lights
 from test_path_integrator import check_against, path_scene, seed_renders
 
 
@@ -65,7 +64,7 @@ def env_scene(background, base_dir, objects=()):
     scene = raytrace.load_scene({"camera": {"center": [0, 0, 5], "look_at": [0, 0, 0]},
                                  "integrator": {"type": "path"}, "background": background,
                                  "objects": list(objects)}, base_dir=base_dir)
-    return scene, environment(scene)
+    return scene, scene.environment
 
 
 def write_map(folder, name, img):
@@ -210,7 +209,7 @@ def test_kernel_lookup_equals_the_numpy_lookup_and_hits_texel_centres(tmp_path):
 def test_latlong_sampling_density_integrates_to_one(transform):
     bg = {"envmap": SKY_FILE} if transform is None else {"envmap": SKY_FILE, "transform": transform}
     scene, env = env_scene(bg, generated_dir())
-    lights = scene_lights(scene)
+    lights = scene.lights
     n_mu, n_phi = 800, 1600
     mu = (np.arange(n_mu) + 0.5) / n_mu * 2 - 1
     phi = (np.arange(n_phi) + 0.5) / n_phi * 2 * math.pi
@@ -231,7 +230,7 @@ def test_sampled_cells_follow_their_probabilities():
     cell probabilities; a sampler that picked cells one column off fails it."""
     from scipy.stats import chi2
     scene, env = env_scene({"envmap": SKY_FILE}, generated_dir())
-    s = _samples(scene_lights(scene), scene.geometry, env, 100_000, 9)
+    s = _samples(scene.lights, scene.geometry, env, 100_000, 9)
     h, w = env.texels.shape[1:3]
     d = s[:, 1:4]
     fu = np.mod(np.arctan2(d[:, 0], -d[:, 2]) / (2 * np.pi) * w - 0.5, w)
@@ -309,7 +308,7 @@ def test_both_integrators_show_the_map_as_the_background(integrator):
     c = make_camera(cam)
     dirs = np.array([camera_ray(c, 24, 16, j + 0.5, i + 0.5)[1] for i in range(16) for j in range(24)])
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
-    env = environment(scene)
+    env = scene.environment
     np.testing.assert_allclose(img.reshape(-1, 3), _lookups(env, np.ascontiguousarray(dirs))[:, :3], rtol=1e-6,
                                atol=1e-7)
 

@@ -30,7 +30,6 @@ import numpy as np
 import pytest
 
 import raytrace
-from raytrace import renderer
 from raytrace.envmap import BYTES_PER_TEXEL, MAX_TEXELS, hdr_bytes, read_environment_image
 from raytrace.errors import SceneError
 from raytrace.film.exr import exr_bytes, read_exr
@@ -70,7 +69,7 @@ def _media_scene(folder, spec, used=True):
 
 def _environment(scene_path):
     """The scene's Environment (reads the map; no kernel is compiled for it)."""
-    return renderer.environment(raytrace.load_scene(scene_path))
+    return raytrace.load_scene(scene_path).environment
 
 
 def _refused(call, *words):
@@ -311,10 +310,9 @@ def _black_png(path, width, height):
 _UNDER_A_LIMIT = """
 import resource, sys
 import raytrace
-from raytrace import renderer
 from raytrace.errors import SceneError
 try:
-    env = renderer.environment(raytrace.load_scene(sys.argv[1]))
+    env = raytrace.load_scene(sys.argv[1]).environment
 except SceneError as exc:
     print("refused:", exc)
     sys.exit(2)

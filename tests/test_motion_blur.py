@@ -156,6 +156,20 @@ def test_tiles_of_a_blurred_frame_are_bit_identical_to_it(integrator):
     assert not np.array_equal(whole, np.asarray(raytrace.render_at(anim, 0.5, shutter=(0, 0), spp=4)))
 
 
+def test_tiles_of_a_blurred_frame_with_media_are_bit_identical_to_it():
+    """The whole blurred frame goes through the renderer's progressive loop (a scene with
+    media: passes in chunks of rows), a tile pass by pass: the same sums."""
+    data = dict(moving_sphere([-0.5, 0.5]), media={"fog": {"type": "homogeneous", "sigma_t": 0.3, "albedo": 0.8}},
+                medium="fog")
+    anim = AnimatedScene.load(data)
+    assert anim.scene_at(0.5).media is not None
+    whole = np.asarray(raytrace.render_at(anim, 0.5, spp=3))
+    parts = [mb.render_band_at(anim, 0.5, r0, r1, spp=3)[0] for r0, r1 in bands(24, 2)]
+    assert whole.max() > 0.0 and np.array_equal(np.concatenate(parts), whole)
+    still = np.asarray(raytrace.render_at(anim, 0.5, shutter=(0, 0), spp=3))     # negative control
+    assert not np.array_equal(whole, still)
+
+
 # ------------------------------------------------------------------ statistics
 def test_a_blurred_frame_is_the_average_of_sub_frame_stills():
     """The blur (128 passes, one time each) against the mean of 16 stills at the midpoints

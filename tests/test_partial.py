@@ -13,7 +13,8 @@ import raytrace
 from raytrace.cli import main
 from raytrace.film import partial as partial_mod
 from raytrace.kernels.path import mean_and_variance, new_buffers
-from raytrace.renderer import render_path_pass, resolve_settings
+from raytrace.integrators import add_pass as render_path_pass
+from raytrace.renderer import resolve_settings
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CORNELL = REPO / "scenes" / "cornell_box.json"

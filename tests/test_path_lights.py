@@ -20,7 +20,6 @@ from raytrace.kernels.intersect import scene_hit
 from raytrace.kernels.path import mis_weight
 from raytrace.kernels.surface import hit_normals
 from raytrace.layout import SPHERE, TRIANGLE
-from raytrace.renderer import environment, scene_lights
 from conftest import REPO
 
 
@@ -69,7 +68,7 @@ def load(objects, lights=(), background=None):
     scene = raytrace.load_scene({"camera": {"center": [0, 0, 9], "look_at": [0, 0, 0]},
                                  "background": background or {}, "lights": list(lights),
                                  "objects": list(objects)}, base_dir=REPO / "scenes")
-    return scene, scene_lights(scene), environment(scene)
+    return scene, scene.lights, scene.environment
 
 
 MIXED = dict(

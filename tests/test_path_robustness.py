@@ -18,7 +18,8 @@ from raytrace.errors import SceneError
 from raytrace.image import read_pfm
 from raytrace.kernels import path as pk
 from raytrace.kernels.path import mean_and_variance, new_buffers
-from raytrace.renderer import RenderInterrupted, render_path_pass, resolve_settings
+from raytrace.integrators import add_pass as render_path_pass
+from raytrace.renderer import RenderInterrupted, resolve_settings
 
 
 def scene(objects, materials=None, camera=None, background=None, lights=(), size=12, spp=16, **integ):
@@ -103,8 +104,7 @@ def test_no_nan_or_infinite_pixel(tmp_path, name, sampler):
 
 def test_zero_area_faces_do_not_become_lights(tmp_path):
     s = raytrace.load_scene(hostile_scenes(tmp_path)["zero_area_light"], base_dir=tmp_path)
-    from raytrace.renderer import scene_lights
-    lights = scene_lights(s)
+    lights = s.lights
     assert len(s.geometry.tri_mat) == 1 and len(lights.pmf) == 2      # the triangle and the sky
     assert np.all(lights.pmf > 0)
 
@@ -255,11 +255,11 @@ def test_new_keys_are_validated(tmp_path, edit, pattern):
 def test_uniform_render_batches_samples_into_calls_with_the_same_image(monkeypatch):
     """Without a callback a uniform render hands the kernel several samples per call
     (renderer._uniform_count); the image is the per-pass render's bit for bit."""
-    from raytrace import renderer
+    from raytrace import integrators
     s = small_path_scene(spp=16)
     per_pass = raytrace.render(s, callback=lambda done, total: None)
     counts = []
-    original = renderer.path_pass
+    original = integrators.path_pass
 
     def recording(scene):
         call = original(scene)
@@ -269,7 +269,7 @@ def test_uniform_render_batches_samples_into_calls_with_the_same_image(monkeypat
             return call(*args, count=count, **kw)
         return counted
 
-    monkeypatch.setattr(renderer, "path_pass", recording)
+    monkeypatch.setattr(integrators, "path_pass", recording)
     batched = raytrace.render(s)
     assert counts[0] == 1 and max(counts) > 1 and sum(counts) == 16
     np.testing.assert_array_equal(np.asarray(batched), np.asarray(per_pass))

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import raytrace
-from raytrace.renderer import whitted_lights
 
 BASE = {"camera": {"center": [0, 3, 6], "look_at": [0, 0.5, 0], "fov": 40},
         "background": {"color": [0.1, 0.1, 0.12], "ambient": [0.1, 0.1, 0.1]},
@@ -58,7 +57,7 @@ def test_depths_are_the_distances_seen_from_the_light():
     s = copy.deepcopy(BASE)
     s["objects"] = s["objects"][:2]
     s["lights"] = [dict(LIGHTS["directional"], shadows="map", shadow_map={"resolution": 48})]
-    lights = whitted_lights(raytrace.load_scene(s))
+    lights = raytrace.load_scene(s).whitted_lights
     res = 48
     depths = lights.depths[:res * res].reshape(res, res)
     o, u, v, (ext, _, _) = lights.shadow_frame[0]
@@ -84,7 +83,7 @@ def test_pcf_softens_the_edges():
     xs = np.linspace(-1.5, 1.5, 301)
     vis = {}
     for pcf in (0, 2):
-        lights = whitted_lights(scene("point", res=256, bias=0.02, pcf=pcf))
+        lights = scene("point", res=256, bias=0.02, pcf=pcf).whitted_lights
         vis[pcf] = np.array([shadow_map_visibility(lights, 0, x, 0.0, -0.4) for x in xs])
     hard, soft = vis[0], vis[2]
     assert set(np.unique(hard)) == {0.0, 1.0}

@@ -25,7 +25,6 @@ from light_scenes import spot_scene, wrong_falloff_spot_scene
 from raytrace.errors import SceneError
 from raytrace.kernels.emitters import sample_light
 from raytrace.layout import CONE_LINEAR, CONE_SMOOTH
-from raytrace.renderer import environment, scene_lights
 from raytrace.scene.lights import cone_falloff, spot_cone
 
 H, ATT = 2.0, 0.5                      # the spot's height above the floor, its attenuation
@@ -146,7 +145,7 @@ def test_spot_samples_equal_mitsubas_spot_emitter():
                                  "integrator": {"type": "path"}, "lights": [light]})
     rng = np.random.default_rng(5)
     pts = rng.uniform([-3, -2, -3], [3, 1, 3], (4000, 3))
-    ours = _spot_samples(scene_lights(scene), scene.geometry, environment(scene), pts)
+    ours = _spot_samples(scene.lights, scene.geometry, scene.environment, pts)
     pos, axis = np.array(light["position"]), np.array(light["direction"]) / np.linalg.norm(light["direction"])
     emitter = mi.load_dict({"type": "spot", "cutoff_angle": 35.0, "beam_width": 20.0,
                             "intensity": {"type": "rgb", "value": (np.pi * np.array(light["color"]) / 0.7).tolist()},
@@ -186,7 +185,7 @@ def test_spot_power_selects_by_the_cone():
     point = {"type": "point", "position": [0, 2, 0], "color": [1, 1, 1]}
     scene = raytrace.load_scene({"camera": {"center": [0, 0, 5], "look_at": [0, 0, 0]},
                                  "integrator": {"type": "path"}, "lights": [spot, point]})
-    pmf = scene_lights(scene).pmf
+    pmf = scene.lights.pmf
     ratio = 2 * math.pi * (1 - math.cos(math.radians(40))) / (4 * math.pi)
     assert pmf[0] / pmf[1] == pytest.approx(ratio, rel=1e-12)
 

@@ -93,27 +93,35 @@ def test_asset_not_regular_or_too_large(tmp_path, viewers, kind):
     assert fixed["frame"]["id"] > fid and v.frame()[1][12, 12].mean() < 0.5 * image[12, 12].mean()
 
 
-def test_files_read_refuses_before_opening(tmp_path):
+def test_load_guarded_refuses_before_opening(tmp_path):
     """The guard in-process: a FIFO is refused without being opened (which would block),
     and the refusal is the load's error even when the reader swallows it."""
+    from userio.reads import note
     fifo = tmp_path / "f.json"
     os.mkfifo(fifo)
 
     def swallowing(p):
         try:
+            note(p)
             open(p, "rb").read()
         except Exception:  # noqa: BLE001 - a reader that hides errors
             pass
         return "loaded"
-    result, files, error = watch.files_read(swallowing, fifo)
+    result, files, error = watch.load_guarded(swallowing, fifo)
     assert result is None
     assert str(error) == f"{fifo}: a FIFO, not a regular file: the preview reads regular files only"
-    assert fifo.resolve() not in files                                  # not a regular file: not an asset
     ok = tmp_path / "ok.json"
     ok.write_text("{}")
-    assert watch.files_read(lambda p: open(p).read(), ok) == ("{}", {ok.resolve()}, None)
-    with open(os.devnull, "rb"):                                          # outside a load: no guard
-        pass
+
+    class Loaded:
+        files = (ok,)
+
+    def reading(p):
+        note(p)
+        open(p).read()
+        return Loaded()
+    result, files, error = watch.load_guarded(reading, ok)                # negative control: a regular file
+    assert isinstance(result, Loaded) and files == [ok] and error is None
 
 
 def test_ctrl_c_with_dev_zero_in_place(tmp_path, viewers):

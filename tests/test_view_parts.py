@@ -3,7 +3,6 @@ is made of, the polling watcher, the noise estimate."""
 import json
 import math
 import os
-import pathlib
 import threading
 import time
 
@@ -12,7 +11,7 @@ import pytest
 
 from raytrace.view import orbit
 from raytrace.view.session import noise_estimate
-from raytrace.view.watch import Watcher, files_read, named_files
+from raytrace.view.watch import Watcher, load_guarded
 from view_helpers import textured_scene, write_scene
 
 
@@ -77,61 +76,52 @@ def _textured_mesh(folder):
     return path
 
 
-def test_files_read_finds_the_mesh_its_mtl_and_its_texture(tmp_path):
-    from raytrace.scene.load import load_scene
+def test_scene_files_are_the_mesh_its_mtl_and_its_texture(tmp_path):
+    """``RenderScene.files``: what the preview watches, in the order read, and nothing of
+    Python's, the package's or the kernel cache."""
+    from raytrace.loading import load_scene
     path = _textured_mesh(tmp_path)
-    scene, files, error = files_read(load_scene, path)
-    assert error is None and scene is not None
-    want = {(tmp_path / name).resolve() for name in ("s.json", "q.obj", "m.mtl", "tex/t.png")}
-    assert files == want                 # and nothing of Python's, the package's or the kernel cache
+    files = load_scene(path).files
+    assert files == tuple(tmp_path / name for name in ("s.json", "q.obj", "m.mtl", "tex/t.png"))
+    (tmp_path / "m.mtl").write_text("newmtl painted\nKd 1 0 0\n")          # negative control: no texture
+    assert load_scene(path).files == tuple(tmp_path / name for name in ("s.json", "q.obj", "m.mtl"))
 
 
-def test_files_read_returns_the_error_and_what_was_read_before(tmp_path):
+def test_load_guarded_returns_the_error_and_what_was_read_before(tmp_path):
     from raytrace.errors import SceneError
-    from raytrace.scene.load import load_scene
+    from raytrace.loading import load_scene
     path = _textured_mesh(tmp_path)
+    scene, files, error = load_guarded(load_scene, path)                     # negative control: it loads
+    assert error is None and files == list(scene.files)
     (tmp_path / "q.obj").write_text("mtllib m.mtl\nv 0 0 0\nf 1 2 3\n")      # a face of missing vertices
-    scene, files, error = files_read(load_scene, path)
+    scene, files, error = load_guarded(load_scene, path)
     assert scene is None and isinstance(error, SceneError)
-    assert (tmp_path / "q.obj").resolve() in files
+    assert files[:2] == [tmp_path / "s.json", tmp_path / "q.obj"]
 
 
-def test_files_read_ignores_files_written(tmp_path):
-    def write_and_read():
-        (tmp_path / "out.txt").write_text("x")
-        return (tmp_path / "in.txt").read_text()
-    (tmp_path / "in.txt").write_text("y")
-    _, files, _ = files_read(write_and_read)
-    assert files == {(tmp_path / "in.txt").resolve()}
-
-
-def test_files_read_records_only_its_own_thread(tmp_path):
-    (tmp_path / "a.txt").write_text("a")
-    (tmp_path / "b.txt").write_text("b")
+def test_reads_are_recorded_per_thread_and_nested(tmp_path):
+    """``userio.reads``: a note goes to every record open on its own thread, none other,
+    and outside a record it does nothing."""
+    from userio.reads import note, recording
     started, release = threading.Event(), threading.Event()
 
     def other():
         started.wait(30)
-        (tmp_path / "b.txt").read_text()
+        note(tmp_path / "b.txt")
         release.set()
     thread = threading.Thread(target=other)
     thread.start()
-
-    def mine():
-        started.set()
-        assert release.wait(30)
-        return (tmp_path / "a.txt").read_text()
-    _, files, _ = files_read(mine)
+    with recording() as outer:
+        with recording() as inner:
+            started.set()
+            assert release.wait(30)
+            note(tmp_path / "a.txt")
+        note(str(tmp_path / "c.txt"))
+        note(tmp_path / "a.txt")                                              # once only
     thread.join()
-    assert files == {(tmp_path / "a.txt").resolve()}
-
-
-def test_named_files(tmp_path):
-    (tmp_path / "sky").mkdir()
-    (tmp_path / "sky" / "px.png").write_bytes(b"")
-    data = {"background": {"cube_map": "sky/px.png"}, "objects": [{"name": "not.a.file"}],
-            "$schema": str(pathlib.Path(__import__("raytrace").__file__).parent / "scene" / "scene.schema.json")}
-    assert named_files(data, tmp_path) == {(tmp_path / "sky" / "px.png").resolve()}
+    note(tmp_path / "d.txt")
+    assert inner.paths == [tmp_path / "a.txt"]
+    assert outer.paths == [tmp_path / "a.txt", tmp_path / "c.txt"]
 
 
 # ------------------------------------------------------------------ the watcher

@@ -47,6 +47,26 @@ def test_path_preview_refines_to_the_cli_image_bit_for_bit(tmp_path, open_sessio
     assert state["frame"]["noise"] is not None and state["frame"]["noise"] > 0
 
 
+def test_path_preview_samples_adaptively_when_the_scene_asks(tmp_path, open_session):
+    """The preview runs render()'s loop: a scene with a noise threshold is sampled
+    adaptively (fewer samples on average than its max_spp), and the last frame is the
+    command line's image bit for bit."""
+    path = tmp_path / "a.json"
+    data = path_scene(spp=8)
+    data["integrator"].update(noise_threshold=0.2, min_spp=4, max_spp=64)
+    write_scene(path, data)
+    session = open_session(path)
+    state = wait_state(session, _done())
+    info = session.frame.info
+    want = raytrace.render(raytrace.load_scene(path))
+    np.testing.assert_array_equal(session.frame.image, np.asarray(want))
+    assert info.stopped_by == "noise" and info.spp_mean == want.info.spp_mean and 4 <= info.spp_mean < 64
+    assert state["frame"]["spp_target"] == 64
+    write_scene(path, path_scene(spp=8))                  # negative control: no threshold, uniform
+    wait_state(session, _done(state["generation"] + 1))
+    assert session.frame.info.stopped_by == "spp" and session.frame.info.spp_mean == 8.0
+
+
 def test_path_noise_estimate_falls_with_samples(tmp_path, open_session):
     path = tmp_path / "p.json"
     write_scene(path, path_scene(spp=64))
@@ -133,6 +153,28 @@ def test_assets_are_watched(tmp_path, open_session):
     second = session.state()["generation"]
     wait_state(session, _done(second + 1))
     assert session.frame.image[centre][1] == 0 and session.frame.image[centre][0] > 0
+
+
+def test_an_environment_map_edit_re_renders(tmp_path, open_session):
+    """The preview watches ``RenderScene.files``: the scene, and the map its background
+    reads; a new map re-renders, brighter by the map's factor where the sky is seen."""
+    from raytrace.envmap import hdr_bytes
+    sky = tmp_path / "sky.hdr"
+    sky.write_bytes(hdr_bytes(np.full((8, 16, 3), 0.25, np.float32)))
+    path = tmp_path / "e.json"
+    data = path_scene(spp=2)
+    data["background"] = {"envmap": "sky.hdr"}
+    write_scene(path, data)
+    session = open_session(path)
+    first = wait_state(session, _done())
+    assert sorted(first["watched"]) == sorted(str(p) for p in raytrace.load_scene(path).files)
+    assert {p.split("/")[-1] for p in first["watched"]} == {"e.json", "sky.hdr"}
+    before = session.frame.image.copy()
+    sky.write_bytes(hdr_bytes(np.full((8, 16, 3), 1.0, np.float32)))      # 4 times brighter
+    wait_state(session, _done(first["generation"] + 1))
+    after = session.frame.image
+    np.testing.assert_allclose(after[0, 0], 4.0 * before[0, 0], rtol=1e-6)    # a corner sees the sky only
+    assert np.array_equal(after, np.asarray(raytrace.render(raytrace.load_scene(path))))
 
 
 def test_camera_orbit_dolly_and_reset(tmp_path, open_session):

@@ -104,3 +104,36 @@ def test_peeking_never_opens_what_is_not_a_regular_file(tmp_path, kind):
         p.write_text('{"integrator": {"type": "path"}}')
     assert warmup.integrator_of(p) == ("path" if kind == "regular" else "whitted")
     assert warmup.readable_json(p) == (kind == "regular")
+
+
+MEDIA_SCENE = dict(PLANE_SCENE, integrator={"type": "path"}, media={"fog": {"type": "homogeneous", "sigma_t": 0.1}},
+                   medium="fog")
+
+
+def test_warm_up_picks_the_media_kernels_for_a_scene_with_media(tmp_path, monkeypatch):
+    """The warm-up of a scene with media compiles the media integrator's row kernel (the
+    integrator table's), one without media the surface one; the loader agrees."""
+    from raytrace.kernels.path import path_rows
+    calls = []
+    monkeypatch.setattr(warmup, "is_cached", lambda kind, media=False: False)
+    monkeypatch.setattr(warmup, "start", lambda kind, instanced=False, media=False: calls.append(
+        ("start", kind, media)) or [])
+    monkeypatch.setattr(warmup, "compile_here", lambda kind, instanced=False, media=False: calls.append(
+        ("here", kind, media)))
+    p = tmp_path / "s.json"
+    for data, media in [(MEDIA_SCENE, True), (dict(PLANE_SCENE, integrator={"type": "path"}), False)]:
+        p.write_text(json.dumps(data))
+        assert warmup.uses_media(p) == media
+        assert (raytrace.load_scene(data).media is not None) == media       # the loader's own answer
+        calls.clear()
+        with warmup.ahead(p):
+            pass
+        assert calls == [("start", "path", media), ("here", "path", media)]
+        assert warmup.roots("path", media=media) == [path_rows]       # one row kernel, compiled per kind
+    p.write_text("{not json")
+    assert not warmup.uses_media(p)
+
+
+def test_child_side_compiles_the_media_kernels():
+    warmup.compile_here("path", media=True)
+    assert warmup.is_cached("path", media=True)

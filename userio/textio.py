@@ -34,7 +34,9 @@ def read_text(path, what="file", error=UserError):
 
     Missing file or a folder: bad input (``error``); other OS errors (permissions) are
     re-raised as OSError with the user's path so the CLI exits with status 1."""
+    from .reads import note
     p = pathlib.Path(path)
+    note(p)
     try:
         data = p.read_bytes()
     except FileNotFoundError:

@@ -118,10 +118,10 @@ def run(args):
             f"{PROG}: simulating the cloth {where} over 0 .. {anim.end:g} s ({steps} steps; once, "
             "cached afterwards)",
             file=sys.stderr, flush=True))
-    kind = warmup.integrator_of(args.scene, args.integrator)
-    if not warmup.is_cached(kind):
+    kind, media = warmup.integrator_of(args.scene, args.integrator), warmup.uses_media(args.scene)
+    if not warmup.is_cached(kind, media):
         with warmup.CompileNotice(not args.quiet):
-            warmup.compile_here(kind)
+            warmup.compile_here(kind, media=media)
     written = []
     show = not args.quiet and sys.stderr.isatty()
     try:

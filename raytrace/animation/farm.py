@@ -46,7 +46,6 @@ from userio.outputs import check_output_path, write_bytes_atomic
 from .. import renderer as rmod
 from ..errors import SceneError
 from ..image import RenderedImage, RenderInfo, encode_image
-from ..scene.load import Scene
 from . import motion_blur
 from . import tiles as tiles_mod
 from . import video
@@ -312,11 +311,11 @@ def _warm_kernels(anim, first, integrator, tiled):
     builder (with the first frame's scene, which also checks it), the integrator and, for
     tiles of a path-traced frame, the band kernel."""
     from ..jit import warmup
-    anim.scene_at(anim.frame_time(first))
-    if not warmup.is_cached(integrator):
-        warmup.compile_here(integrator)
+    media = anim.scene_at(anim.frame_time(first)).media is not None
+    if not warmup.is_cached(integrator, media):
+        warmup.compile_here(integrator, media=media)
     if tiled and integrator == "path":
-        from ..scene.load import load_scene
+        from ..loading import load_scene
         tiny = load_scene({"camera": {"center": [0, 1, 0], "direction": [0, -1, 0], "up": [0, 0, -1]},
                            "integrator": {"type": "path"},
                            "objects": [{"type": "plane", "normal": [0, 1, 0]}]})
@@ -426,7 +425,7 @@ def animate(scene, out_dir, client=None, *, scheduler=None, workers=None, thread
     rmod.check_overrides(overrides)
     anim = scene if isinstance(scene, AnimatedScene) else AnimatedScene.load(
         scene, base_dir=base_dir, fps=fps, cache_dir=cache_dir)
-    settings = rmod.resolve_settings(Scene(anim.data, anim.base_dir, anim.path), overrides)
+    settings = rmod.resolve_settings(anim, overrides)
     count = anim.frame_count
     if frames is None:
         selection = list(range(count))

@@ -21,9 +21,11 @@ Conventions:
   of :mod:`raytrace.kernels.rng`): the image depends on the seed, never on the thread
   count or the wall time. The strata are shuffled so that a pass's time is unrelated to
   where in the pixel its sample lies (Whitted's n x n grid goes row by row with ``s``).
-- Path tracer: pass ``s`` is the renderer's own pass ``s``
-  (:func:`raytrace.renderer.render_path_pass`: same sample index, same buffers, the sums
-  in the same order) on ``scene_at(t_s)``. The image converges to the average over the
+- Path tracer: pass ``s`` is the renderer's own pass ``s`` on ``scene_at(t_s)``: a
+  whole frame runs the renderer's progressive loop with a scene per pass
+  (:func:`raytrace.renderer.progressive`, ``scene_at``), a band of rows
+  :func:`raytrace.integrators.add_pass` pass by pass (same sample index, same buffers,
+  the sums in the same order). The image converges to the average over the
   shutter and a zero-length shutter gives the still bit for bit.
 - Whitted: its integrator makes a pixel's ``spp`` samples in one call, so a blurred
   frame is ``spp`` one-sample renders instead, pass ``s`` with the camera's pixel grid
@@ -47,17 +49,16 @@ import time
 
 import numpy as np
 
+from .. import integrators
 from .. import renderer as rmod
 from ..camera import make_camera
 from ..errors import SceneError
 from ..image import RenderedImage, RenderInfo
 from ..kernels import path as pk
-from ..kernels import whitted as wk
 from ..kernels.rng import mix64
 from ..kernels.sampling import gaussian_inverse_cdf_table, warp
 from ..layout import FILTERS, PERSPECTIVE
 from ..scene.animation import check_shutter
-from ..scene.load import Scene
 from . import tiles as tiles_mod
 from .scene_at import animated
 
@@ -165,34 +166,41 @@ def _render(anim, t_open, t_close, rows, overrides, callback):
     if not (math.isfinite(t_open) and math.isfinite(t_close) and t_open <= t_close):
         raise SceneError("shutter", f"the interval [{t_open:g}, {t_close:g}] s must be finite "
                                     "with open <= close")
-    s = rmod.resolve_settings(Scene(anim.data, anim.base_dir, anim.path), overrides)
+    s = rmod.resolve_settings(anim, overrides)
     h = s["height"]
     row0, row1 = rows if rows is not None else (0, h)
     if not 0 <= row0 < row1 <= h:
         raise ValueError(f"rows [{row0}, {row1}) are not inside the image's {h} rows")
     times = pass_times(t_open, t_close, s["spp"], s["seed"])
-    passes = _path_passes if s["integrator"] == "path" else _whitted_passes
+    passes = _path_passes if integrators.integrator(s["integrator"]).progressive else _whitted_passes
     image, bad = passes(anim, s, times, rows, callback)
     return image, bad, s
 
 
 def _scenes(anim, times):
-    """The scene at each pass time, sharing the first one's cube map."""
-    first = None
+    """The scene at each pass time (they share one environment: ``anim.scene_at`` builds
+    it once)."""
     for t in times:
-        scene = anim.scene_at(t)
-        if first is None:
-            first = scene
-        else:
-            rmod.share_cube_map(scene, first)
-        yield scene
+        yield anim.scene_at(t)
 
 
 def _path_passes(anim, s, times, rows, callback):
+    """The path tracer's passes, pass ``k`` on the scene at ``times[k]``: the whole frame
+    through the renderer's progressive loop (:func:`raytrace.renderer.progressive`), a band
+    of rows pass by pass (``integrators.add_pass``, as render-farm tiles do)."""
     h, w, spp = s["height"], s["width"], s["spp"]
+    if rows is None:
+        from ..jit import warmup
+        first = anim.scene_at(times[0])
+        uniform = dict(s, noise_threshold=None, time_budget=None)    # one time per pass, spp passes
+        with warmup.CompileTimer() as compiling:
+            image, _, _, nonfinite, _, _ = rmod.progressive(
+                first, uniform, False, callback, (time.perf_counter(), compiling),
+                scene_at=lambda k: first if k == 0 else anim.scene_at(times[k]))
+        return image, int(nonfinite.sum())
     accum, nonfinite, counter = buffers = pk.new_buffers(h, w)  # a band touches its rows only
     for sample, scene in enumerate(_scenes(anim, times)):
-        rmod.render_path_pass(scene, s, buffers, sample, rows)
+        integrators.add_pass(scene, s, buffers, sample, rows)
         if callback is not None:
             callback(sample + 1, spp)
     row0, row1 = rows if rows is not None else (0, h)
@@ -236,14 +244,14 @@ def _whitted_passes(anim, s, times, rows, callback):
     h, w, spp = s["height"], s["width"], s["spp"]
     row0, row1 = rows if rows is not None else (0, h)
     table = gaussian_inverse_cdf_table()
+    whitted = integrators.integrator("whitted")
     total = np.zeros((row1 - row0, w, 3))
     out = np.empty((row1 - row0, w, 3), np.float32)
     for sample, scene in enumerate(_scenes(anim, times)):
         fx, fy = pixel_offset(s, sample, table)
         cam = shifted_camera(make_camera(scene.data["camera"]), fx, fy, w, h)
-        one = rmod.kernel_settings(dict(s, spp=1, seed=_hash(s["seed"], sample, _DIM_LENS) >> 1))
-        wk.render_rows(row0, row1, out, scene.accel, scene.geometry, cam, rmod.whitted_lights(scene),
-                       rmod.environment(scene), one, table, scene.media)
+        one = dict(s, spp=1, seed=_hash(s["seed"], sample, _DIM_LENS) >> 1)
+        whitted.passes(scene)(row0, row1, out, *integrators.whitted_args(scene, one, cam))
         total += out
         if callback is not None:
             callback(sample + 1, spp)

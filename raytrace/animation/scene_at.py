@@ -20,11 +20,15 @@ import pathlib
 import threading
 import weakref
 
+from userio.reads import recording
+
 from ..camera import make_camera
 from ..errors import SceneError
 from ..scene.animation import DEFAULT_FPS, frame_range, named_lights, named_objects
 from ..scene.build import build_geometry
-from ..scene.load import Scene, read_scene
+from ..loading import fill_shadow_maps
+from ..scene.load import read_scene
+from ..scene.ready import RenderScene, assemble, build_environment_of
 from ..scene.objects import particles as cloth_plugin
 from . import cloth as cloth_sim
 from .timeline import frame_count, frame_time
@@ -55,8 +59,10 @@ class AnimatedScene:
     (for render-farm workers): the pickle carries the scene dict and the cloth
     simulations, never the built geometry."""
 
-    def __init__(self, data, base_dir, path=None, fps=None, cache_dir=None):
+    def __init__(self, data, base_dir, path=None, fps=None, cache_dir=None, environment=None):
         self.data = data
+        self._environment = environment       # built at the first scene_at, or a loaded scene's
+        self._environment_files = []
         self.base_dir = pathlib.Path(base_dir)
         self.path = path
         self.cache_dir = cache_dir
@@ -76,10 +82,10 @@ class AnimatedScene:
     @classmethod
     def load(cls, source, base_dir=None, fps=None, cache_dir=None):
         """From a scene file or dict (paths in a dict relative to ``base_dir``, default the
-        current folder), validated once. A loaded :class:`~raytrace.scene.load.Scene`
-        also works (its dict is used)."""
-        if isinstance(source, Scene):
-            return cls(source.data, source.base_dir, source.path, fps, cache_dir)
+        current folder), validated once. A loaded :class:`~raytrace.scene.ready.RenderScene`
+        also works (its dict is used, and its environment shared)."""
+        if isinstance(source, RenderScene):
+            return cls(source.data, source.base_dir, source.path, fps, cache_dir, source.environment)
         data, base, path = read_scene(source, base_dir)
         try:
             return cls(data, base, path, fps, cache_dir)
@@ -120,6 +126,7 @@ class AnimatedScene:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self._environment, self._environment_files = None, []
         self._setup()
 
     # ------------------------------------------------------------------------ frames
@@ -135,6 +142,11 @@ class AnimatedScene:
     def frame_time(self, k):
         """Scene time (s) of frame ``k``: ``start + k / fps``."""
         return frame_time(self.start, self.fps, k)
+
+    def setting(self, section, key, default):
+        """``data[section][key]``, or ``default`` (the settings of every time: the image and
+        integrator sections are not animated)."""
+        return self.data.get(section, {}).get(key, default)
 
     @property
     def name(self):
@@ -197,11 +209,12 @@ class AnimatedScene:
         return tuple(binding.values(t) for binding in self.objects.values())
 
     def scene_at(self, t):
-        """The complete static :class:`~raytrace.scene.load.Scene` at time ``t``."""
+        """The complete static :class:`~raytrace.scene.ready.RenderScene` at time ``t``
+        (lights, shadow maps built for that time; the environment, which is not animated,
+        built once and shared by every time)."""
         with self._lock:
             self._provide_cloth()
             data = self.data_at(t)
-            scene = Scene(data, self.base_dir, self.path)
             try:
                 make_camera(data["camera"])
             except SceneError as exc:
@@ -211,14 +224,20 @@ class AnimatedScene:
             if self._built is None or self._built[0] != key:
                 from ..accel.instances import build_scene_accel
                 try:
-                    geometry, labels = build_geometry(data, self.base_dir)
-                    self._built = (key, geometry, labels, build_scene_accel(geometry))
+                    with recording() as read:
+                        geometry, labels = build_geometry(data, self.base_dir)
+                    self._built = (key, geometry, labels, build_scene_accel(geometry), read.paths)
                 except SceneError as exc:
                     raise exc.with_file(self.name) from None
-            _, scene.geometry, labels, scene.accel = self._built
-            scene.object_names, scene.material_names = labels.objects, labels.materials
-            scene.media = labels.media
-            return scene
+            if self._environment is None:
+                with recording() as read:
+                    self._environment = build_environment_of(data, self.base_dir, self.name)
+                self._environment_files = read.paths
+            _, geometry, labels, accel, files = self._built
+            own = [pathlib.Path(self.path).absolute()] if self.path else []
+            files = list(dict.fromkeys(own + self._environment_files + files))
+            return assemble(data, self.base_dir, self.path, geometry, labels, accel, fill_shadow_maps, files,
+                            self._environment)
 
 
 def _replace(data, path, value, copied):
@@ -240,14 +259,15 @@ _SCENES = weakref.WeakKeyDictionary()      # loaded Scene -> its AnimatedScene
 
 def animated(scene, base_dir=None):
     """The :class:`AnimatedScene` of ``scene``: itself, the one kept for a loaded
-    :class:`~raytrace.scene.load.Scene` (made once per scene object), or a new one loaded
+    :class:`~raytrace.scene.ready.RenderScene` (made once per scene object), or a new one loaded
     from a path or a dict (paths in a dict relative to ``base_dir``)."""
     if isinstance(scene, AnimatedScene):
         return scene
-    if isinstance(scene, Scene):
+    if isinstance(scene, RenderScene):
         anim = _SCENES.get(scene)
         if anim is None:
-            anim = _SCENES[scene] = AnimatedScene(scene.data, scene.base_dir, scene.path)
+            anim = _SCENES[scene] = AnimatedScene(scene.data, scene.base_dir, scene.path,
+                                                  environment=scene.environment)
         return anim
     return AnimatedScene.load(scene, base_dir=base_dir)
 

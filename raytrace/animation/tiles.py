@@ -8,11 +8,10 @@ independent). Tiles are full-width bands: both integrators already work row by r
 """
 import numpy as np
 
+from .. import integrators
 from .. import renderer as rmod
-from ..camera import make_camera
 from ..kernels import path as pk
-from ..kernels import whitted as wk
-from ..kernels.sampling import gaussian_inverse_cdf_table
+
 
 def bands(height, count):
     """``count`` row ranges [(row0, row1), ...] covering ``height`` rows, as even as they
@@ -28,17 +27,13 @@ def render_band(scene, row0, row1, **overrides):
     s = rmod.resolve_settings(scene, overrides)
     if not 0 <= row0 < row1 <= s["height"]:
         raise ValueError(f"rows [{row0}, {row1}) are not inside the image's {s['height']} rows")
-    settings = rmod.kernel_settings(s)
-    table = gaussian_inverse_cdf_table()
-    cam = make_camera(scene.data["camera"])
-    if s["integrator"] == "whitted":
+    integrator = integrators.integrator(s["integrator"])
+    if not integrator.progressive:
         out = np.zeros((row1 - row0, s["width"], 3), np.float32)
-        wk.render_rows(row0, row1, out, scene.accel, scene.geometry, cam,
-                       rmod.whitted_lights(scene), rmod.environment(scene),
-                       settings, table, scene.media)
+        integrator.passes(scene)(row0, row1, out, *integrator.args(scene, s))
         return out, 0
     accum, nonfinite, counter = pk.new_buffers(s["height"], s["width"])   # rows outside stay untouched
     for sample in range(s["spp"]):      # the band kernel's passes (volumetric ones for a scene with media)
-        rmod.render_path_pass(scene, s, (accum, nonfinite, counter), sample, (row0, row1))
+        integrators.add_pass(scene, s, (accum, nonfinite, counter), sample, (row0, row1))
     mean, _ = pk.mean_and_variance(accum[row0:row1], s["spp"])
     return mean.astype(np.float32), int(nonfinite[row0:row1].sum())

@@ -29,15 +29,15 @@ import types
 
 from .notice import CompileNotice, CompileTimer, notice_on_compile  # noqa: F401  (the CLI's names)
 
-_CHILD = "import sys, raytrace.jit.warmup as w; w.compile_here(sys.argv[1], sys.argv[2] == '1')"
+_CHILD = ("import sys, raytrace.jit.warmup as w; "
+          "w.compile_here(sys.argv[1], sys.argv[2] == '1', sys.argv[3] == '1')")
 
 
-def _kernel(integrator):
-    if integrator == "path":
-        from ..kernels.path import path_rows
-        return path_rows
-    from ..kernels.whitted import whitted_rows
-    return whitted_rows
+def _kernel(integrator, media=False):
+    """The row kernel of ``integrator`` for a scene with or without media (the table's,
+    :mod:`raytrace.integrators`)."""
+    from .. import integrators
+    return integrators.integrator(integrator).row_kernel(media)
 
 
 def _builder():
@@ -45,11 +45,12 @@ def _builder():
     return [build._build_binary, build._plan_wide, build._emit_wide]
 
 
-def roots(integrator=None, builder=False):
+def roots(integrator=None, builder=False, media=False):
     """The kernels a render starts from (what Numba compiles, with all they call): the
-    integrator's row kernel and, with ``builder``, the BVH builder's three."""
+    integrator's row kernel (for a scene with ``media`` or without) and, with
+    ``builder``, the BVH builder's three."""
     out = _builder() if builder else []
-    return out + ([_kernel(integrator)] if integrator else [])
+    return out + ([_kernel(integrator, media)] if integrator else [])
 
 
 def _dispatcher_cached(dispatcher):
@@ -61,10 +62,19 @@ def _dispatcher_cached(dispatcher):
     return index is None or os.path.exists(index)
 
 
-def is_cached(integrator):
-    """True when the integrator's kernels are cached as the code is now (nothing of them
-    would compile)."""
-    return _dispatcher_cached(_kernel(integrator))
+def _media_units():
+    """The media code's units (compiled alone): a path row kernel compiled for a scene
+    with media made them; one row kernel serves both kinds of scene, so its cache alone
+    cannot say which kinds it holds."""
+    from ..kernels import media
+    return [media._free_flight, media._shadow_transmittance]
+
+
+def is_cached(integrator, media=False):
+    """True when the integrator's kernels (for a scene with ``media`` or without) are
+    cached as the code is now (nothing of them would compile)."""
+    units = _media_units() if media and integrator == "path" else []
+    return all(_dispatcher_cached(d) for d in [_kernel(integrator, media)] + units)
 
 
 def builder_cached():
@@ -99,16 +109,33 @@ def readable_json(scene_path):
 
 
 def integrator_of(scene_path, override=None):
-    """The integrator a scene file asks for (cheap peek; 'whitted' when unsure)."""
+    """The integrator a scene file asks for (cheap peek; 'whitted' when unsure), by the
+    loader's own rule (:func:`raytrace.settings.integrator_name`)."""
+    from ..settings import INTEGRATORS, integrator_name
     if override:
-        return override
+        return integrator_name(None, override)
     if pathlib.Path(scene_path).suffix.lower() in (".gltf", ".glb"):
         return "path"                       # glTF files render with the path tracer
     try:
-        kind = (_peek(scene_path) or {}).get("integrator", {}).get("type", "whitted")
+        kind = integrator_name((_peek(scene_path) or {}).get("integrator", {}).get("type"))
     except AttributeError:
         return "whitted"
-    return kind if kind in ("whitted", "path") else "whitted"
+    return kind if kind in INTEGRATORS else "whitted"
+
+
+def uses_media(scene_path):
+    """Whether a JSON scene needs the media kernels (cheap peek, by the loader's own rule
+    :func:`raytrace.scene.media.uses_media` on the file's own materials; False when
+    unsure)."""
+    from ..scene.media import uses_media as needs_media
+    data = _peek(scene_path)
+    if data is None:
+        return False
+    materials = data.get("materials", {})
+    try:
+        return bool(needs_media(data, materials if isinstance(materials, dict) else {}))
+    except (AttributeError, TypeError, KeyError):       # not a valid scene: the loader says why
+        return False
 
 
 def uses_instances(scene_path):
@@ -138,34 +165,36 @@ def ahead(scene_path, integrator=None, timer=None):
     says whether anything was stale; setting its ``compile`` to False (a scene that did
     not load) skips the last step."""
     kind = integrator_of(scene_path, integrator)
-    state = types.SimpleNamespace(cold=not (is_cached(kind) and builder_cached()), compile=True)
+    media = uses_media(scene_path)
+    state = types.SimpleNamespace(cold=not (is_cached(kind, media) and builder_cached()), compile=True)
     instanced = uses_instances(scene_path)
-    procs = start(kind, instanced) if state.cold else None
+    procs = start(kind, instanced, media) if state.cold else None
     try:
         yield state
     finally:
         wait(procs, timer=timer)
     if state.cold and state.compile:
-        compile_here(kind, instanced)
+        compile_here(kind, instanced, media)
 
 
-def start(integrator, instanced=False):
+def start(integrator, instanced=False, media=False):
     """Start compiling in other processes when it would help; returns the processes (a
     list, possibly empty), or None when ``RAYTRACE_NO_WARMUP`` is set. With a recorded plan (``raytrace.jit.parallel``) the
     integrator's stale units compile in parallel workers and the row kernel is left to
     :func:`compile_here`; without one, one child compiles the whole integrator.
-    ``instanced``: for a scene with instances (see :func:`compile_here`)."""
+    ``instanced``, ``media``: for a scene with instances, with media (see :func:`compile_here`)."""
     if os.environ.get("RAYTRACE_NO_WARMUP"):
         return None
-    if (os.cpu_count() or 1) < 2 or is_cached(integrator):
+    if (os.cpu_count() or 1) < 2 or is_cached(integrator, media):
         return []
     from . import parallel
-    root = _kernel(integrator)
+    root = _kernel(integrator, media)
     workers = parallel.start([(root, parallel.variant_name(root, instanced))])
     if workers:
         return workers
     try:
-        return [subprocess.Popen([sys.executable, "-c", _CHILD, integrator, "1" if instanced else "0"],
+        return [subprocess.Popen([sys.executable, "-c", _CHILD, integrator, "1" if instanced else "0",
+                                  "1" if media else "0"],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)]
     except OSError:
@@ -187,10 +216,17 @@ def wait(procs, timeout=300, timer=None):
                 proc.kill()
 
 
-def compile_here(integrator, instanced=False):
+# a medium every ray starts in: the media kernels, as small as a scene with media gets
+MEDIA_PART = {"media": {"air": {"type": "homogeneous", "sigma_t": 0.01}}, "medium": "air"}
+
+
+def compile_here(integrator, instanced=False, media=False):
     """Child side: render one pixel of a scene with an empty BVH (a plane only); with
     ``instanced`` through an accel with (empty) instance levels, so that the kernels are
-    compiled for scenes with instances."""
+    compiled for scenes with instances; with ``media`` in a homogeneous medium
+    (:data:`MEDIA_PART`), so that the media kernels compile."""
+    import dataclasses
+
     import raytrace
     from ..accel.instances import with_empty_instance_levels
     scene = raytrace.load_scene({
@@ -198,9 +234,10 @@ def compile_here(integrator, instanced=False):
         "integrator": {"type": integrator},
         "lights": [{"type": "directional", "direction": [0, -1, 0]}],
         "objects": [{"type": "plane", "normal": [0, 1, 0]}],
+        **(MEDIA_PART if media else {}),
     })
     if instanced:
-        scene.accel = with_empty_instance_levels(scene.accel)
+        scene = dataclasses.replace(scene, accel=with_empty_instance_levels(scene.accel))
     raytrace.render(scene, width=1, height=1, spp=1)
     from . import parallel
-    parallel.record(_kernel(integrator))        # the plan that lets the next cold start go parallel
+    parallel.record(_kernel(integrator, media))   # the plan that lets the next cold start go parallel

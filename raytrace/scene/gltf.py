@@ -39,6 +39,7 @@ import numpy as np
 
 from userio import gltf_accessors as acc_io
 from userio.limits import check_finite, check_memory
+from userio.reads import note, recording
 from userio.textio import decode_text, parse_json, read_text
 
 from ..errors import SceneError
@@ -155,6 +156,7 @@ def _read_glb(path):
     def fail(where, message):
         raise SceneError(where, message, file=path)
 
+    note(path)
     text, blob = acc_io.split_glb(path.read_bytes(), fail)
     return _parse_json(decode_text(text, path, SceneError), path), blob
 
@@ -268,6 +270,7 @@ class _Doc:
         p = self.path.parent / unquote(uri)
         if not p.is_file():
             self.fail(where, f"file not found: {p}")
+        note(p)
         return p.read_bytes()
 
     def buffer(self, i, where):
@@ -855,7 +858,8 @@ def load_gltf(path, scene=None, animation=None, time=0.0, loop=False):
     """Read ``scene`` (default: the file's) of a glTF file -> :class:`GltfScene`, with
     node TRS and morph weights animation ``animation`` (index or name; None: the nodes as authored) sampled
     at ``time`` seconds (``loop``: wrapped into the animation's time span). The last
-    result is cached (keyed on the file's path, size and modification time)."""
+    result is cached (keyed on the file's path, size and modification time), with the
+    files it read, noted again on a hit (:mod:`userio.reads`: a scene's ``files``)."""
     path = pathlib.Path(path).resolve()
     try:
         st = path.stat()
@@ -863,11 +867,14 @@ def load_gltf(path, scene=None, animation=None, time=0.0, loop=False):
     except OSError:
         key = None
     if key is not None and _CACHE.get("key") == key:
+        for p in _CACHE["files"]:
+            note(p)
         return _CACHE["scene"]
-    result = _load(path, scene, animation, time, loop)
+    with recording() as read:
+        result = _load(path, scene, animation, time, loop)
     if key is not None:
         _CACHE.clear()
-        _CACHE.update(key=key, scene=result)
+        _CACHE.update(key=key, scene=result, files=read.paths)
     return result
 
 

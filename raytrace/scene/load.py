@@ -1,44 +1,25 @@
-"""Loading a scene: file or dict -> validated settings + flat geometry + BVH.
+"""Loading a scene: file or dict -> a :class:`~raytrace.scene.ready.RenderScene`, ready
+to render (:func:`build_scene`; ``raytrace.load_scene``, :mod:`raytrace.loading`, calls it
+with the shadow-map filler, a kernel the scene side never calls itself).
 
 ``load_scene`` accepts a path to a ``.json`` scene, a path to a course ``.txt`` scene
 (converted on the fly), a glTF 2.0 file (``.gltf`` / ``.glb``, wrapped into a scene with
 its camera and lights, see ``docs/gltf.md``), or a dict (paths in it are relative to
-``base_dir``, default the current folder). All input errors are raised as SceneError
-naming the file and field.
+``base_dir``, default the current folder). Every file the scene names is opened, read
+and checked here, once: all input errors are raised at load as SceneError naming the
+file and field, never during a render.
 """
 import copy
 import pathlib
 
+from userio.reads import recording
 from userio.textio import read_json as read_json_file
 
 from ..camera import make_camera
 from ..errors import SceneError
 from .build import build_geometry
+from .ready import assemble
 from .validate import validate_scene
-
-
-class Scene:
-    """A loaded scene. ``data`` is the validated dict; ``geometry`` and ``accel`` the
-    arrays the kernels read; ``path`` the file it came from (or None);
-    ``object_names`` / ``material_names`` name the object and material ids (the id
-    AOVs, ``--view`` modes)."""
-
-    def __init__(self, data, base_dir, path=None):
-        self.data = data
-        self.base_dir = pathlib.Path(base_dir)
-        self.path = path
-        self.geometry = None
-        self.accel = None
-        self.object_names = []
-        self.material_names = []
-        self.media = None            # raytrace.layout.Media, None without media
-
-    @property
-    def name(self):
-        return str(self.path) if self.path else "<scene dict>"
-
-    def setting(self, section, key, default):
-        return self.data.get(section, {}).get(key, default)
 
 
 def read_json(path):
@@ -78,19 +59,21 @@ def read_scene(source, base_dir=None):
     return data, base, path
 
 
-def load_scene(source, base_dir=None):
-    """Load and validate a scene (see :func:`read_scene`), build its geometry and BVH.
-    Returns a :class:`Scene`."""
+def build_scene(source, shadow_maps, base_dir=None, environment=None):
+    """Load and validate a scene (see :func:`read_scene`), build its geometry, BVH,
+    lights, environment (with its sampling tables), shadow maps (filled by
+    ``shadow_maps``, see :func:`raytrace.scene.ready.assemble`) and media -> a frozen
+    :class:`~raytrace.scene.ready.RenderScene` whose ``files`` lists every file read.
+    ``environment``: an :class:`~raytrace.layout.Environment` already built for the same
+    ``background`` (``scene.environment`` of another time of one animation), used instead
+    of reading the map again."""
     from ..accel.instances import build_scene_accel
 
-    data, base, path = read_scene(source, base_dir)
-    try:
-        scene = Scene(data, base, path)
-        geo, labels = build_geometry(data, base)
-        scene.geometry = geo
-        scene.object_names, scene.material_names = labels.objects, labels.materials
-        scene.media = labels.media
-        scene.accel = build_scene_accel(geo)
-    except SceneError as exc:
-        raise exc.with_file(path if path else "<scene dict>") from None
-    return scene
+    with recording() as read:
+        data, base, path = read_scene(source, base_dir)
+        try:
+            geo, labels = build_geometry(data, base)
+            accel = build_scene_accel(geo)
+        except SceneError as exc:
+            raise exc.with_file(path if path else "<scene dict>") from None
+        return assemble(data, base, path, geo, labels, accel, shadow_maps, read.paths, environment)

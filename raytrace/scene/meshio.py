@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from userio.limits import check_finite
+from userio.reads import note
 from userio.textio import read_text
 
 from ..errors import SceneError
@@ -403,6 +404,7 @@ def read_ply(path):
     import plyfile
 
     path = pathlib.Path(path)
+    note(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:

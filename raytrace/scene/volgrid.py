@@ -22,6 +22,7 @@ import struct
 
 import numpy as np
 from userio.files import check_regular_file
+from userio.reads import note
 
 from ..errors import SceneError
 
@@ -61,6 +62,7 @@ def check_values(grid, where, file=None, albedo=False):
 def read_vol(path, albedo=False):
     """A Mitsuba ``.vol`` file -> (nz, ny, nx, channels) float32 grid (module docstring)."""
     path = pathlib.Path(path)
+    note(path)
     try:
         size = path.stat().st_size
         with open(path, "rb") as f:
@@ -246,6 +248,7 @@ def read_npy(path, albedo=False):
     grid. The header's shape is checked before the values are read, and the file's
     length against it (:func:`read_npy_header`)."""
     path = pathlib.Path(path)
+    note(path)
     try:
         with open(path, "rb") as f:
             shape, fortran, dtype = read_npy_header(f, path)

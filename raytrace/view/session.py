@@ -1,14 +1,14 @@
 """One preview: a scene file watched, loaded and rendered again and again on a worker thread.
 
-A :class:`Session` owns a worker thread that loads the scene (and every asset it reads,
-which it then watches, :mod:`raytrace.view.watch`) and renders it progressively through
-the renderer's public API, publishing each step as a :class:`Frame`:
+A :class:`Session` owns a worker thread that loads the scene (and then watches the files
+it read, ``RenderScene.files``, :mod:`raytrace.view.watch`) and renders it progressively
+through the renderer's public API, publishing each step as a :class:`Frame`:
 
-- the path tracer adds one pass (one sample per pixel) at a time up to the scene's spp
-  (or ``spp``), the passes :func:`raytrace.renderer.render` makes: the last frame equals
-  ``raytrace render``'s image bit for bit. Frames are published after the first pass and
-  then at most every :data:`PUBLISH_EVERY` seconds, with the spp, the seconds since the
-  render started and the estimated noise (:func:`noise_estimate`);
+- the path tracer runs :func:`raytrace.renderer.render`'s own progressive loop (one
+  pass at a time; adaptive sampling when the scene or the options ask for it): the last
+  frame is ``raytrace render``'s image bit for bit. Frames are published after the first
+  pass and then at most every :data:`PUBLISH_EVERY` seconds, with the spp, the seconds
+  since the render started and the estimated noise (:func:`noise_estimate`);
 - Whitted renders a quarter-size, 1-spp image first (``stage`` ``"preview"``, shown
   enlarged), then the full image;
 - a debug view (:data:`MODES` other than ``color``) is rendered by
@@ -29,7 +29,6 @@ import math
 import pathlib
 import threading
 import time
-import weakref
 
 import numpy as np
 
@@ -38,7 +37,7 @@ from userio.cli import bug_text, error_text
 from ..errors import SceneError
 from . import code as kernel_code
 from . import orbit as camera_moves
-from .watch import Watcher, files_read, named_files, stamps
+from .watch import Watcher, load_guarded, stamps
 
 MODES = ("color", "objects", "materials", "normals", "cost", "nan")
 PUBLISH_EVERY = 0.2          # seconds between two published frames of one path-traced render
@@ -116,7 +115,6 @@ class Session:
         self._mode = "color"
         self._scene = None
         self._ids = {}                    # generation -> (object ids, material ids), the last few
-        self._view_scenes = weakref.WeakKeyDictionary()
         self._save_lock = threading.Lock()
         self.watcher = Watcher(self._files_changed, watch_interval)
         self.watcher.watch([self.scene_path])
@@ -355,19 +353,18 @@ class Session:
 
     def _load(self, generation):
         from ..animation.scene_at import animated
-        from ..scene.load import load_scene
+        from ..loading import load_scene
         from ..jit import warmup
         self._set(message="loading")
         before = stamps([self.scene_path, *self.watcher.paths])
         integrator = self.overrides.get("integrator")
         with warmup.ahead(self.scene_path, integrator, timer=self._timer) as ahead:   # the CLI's warm-up
-            scene, files, error = files_read(load_scene, self.scene_path)
+            scene, files, error = load_guarded(load_scene, self.scene_path)
             ahead.compile = error is None
-        # the scene's own path, not where a symlink at it points (that may be /dev/zero)
+        # the scene's own path, not where a symlink at it points (that may be /dev/zero);
+        # loaded: the files it read (scene.files)
         watched = {self.scene_path.absolute(), *files}
-        if scene is not None:
-            watched |= named_files(scene.data, scene.base_dir)
-        else:                                 # a failed load keeps watching what it had
+        if scene is None:                     # a failed load keeps watching what it had
             watched |= {p.absolute() for p in before}
         self.watcher.watch(sorted(watched), {p.absolute(): s for p, s in before.items()})
         if error is not None:
@@ -390,23 +387,16 @@ class Session:
     def _scene_now(self):
         """The scene to render: at the chosen time, with the preview's camera."""
         from ..animation.scene_at import scene_at
-        from ..renderer import cube_map, share_cube_map
         scene = self._scene
         if self._time is not None:
-            scene = scene_at(scene, self._time)
+            scene = scene_at(scene, self._time)     # shares the loaded scene's environment
         file_cam = scene.data["camera"]
         with self._cond:
             self._file_camera = camera_moves.look_at_form(file_cam, self._look_distance(file_cam, scene))
             cam = self._camera
-        view = self._view_scenes.get(scene)
-        if view is None:
-            view = copy.copy(scene)
-            view.data = dict(scene.data)
-            cube_map(self._scene)                # loaded once per load, shared by every time
-            share_cube_map(view, self._scene)
-            self._view_scenes[scene] = view
-        view.data["camera"] = cam if cam is not None else file_cam
-        return view
+        if cam is None:
+            return scene
+        return dataclasses.replace(scene, data=dict(scene.data, camera=cam))    # nothing rebuilt
 
     def _look_distance(self, cam, scene=None):
         """How far along a ``direction`` camera its look-at point is: the focus distance
@@ -424,13 +414,14 @@ class Session:
         return along if math.isfinite(along) and along > 1.0 else 1.0
 
     def _render(self, generation):
+        from ..integrators import integrator
         from ..renderer import resolve_settings
         scene = self._scene_now()
         s = resolve_settings(scene, self.overrides)
         self._set(message="rendering", _render_error="")
         if self._mode != "color":
             self._render_view(scene, s, generation)
-        elif s["integrator"] == "path":
+        elif integrator(s["integrator"]).progressive:
             self._render_path(scene, s, generation)
         else:
             self._render_whitted(scene, s, generation)
@@ -446,7 +437,8 @@ class Session:
         try:
             if self._scene is not None:
                 from ..renderer import resolve_settings
-                roots = warmup.roots(resolve_settings(self._scene, self.overrides)["integrator"], builder=True)
+                roots = warmup.roots(resolve_settings(self._scene, self.overrides)["integrator"], builder=True,
+                                     media=self._scene.media is not None)
         except Exception:     # noqa: BLE001 - only the wording depends on it
             pass
         session = self
@@ -513,29 +505,30 @@ class Session:
                       spp_target=s["spp"], seconds=time.perf_counter() - t0, info=image.info)
 
     def _render_path(self, scene, s, generation):
-        from ..image import RenderInfo
-        from ..kernels import path as pk
-        from ..renderer import render_path_pass
+        """The renderer's progressive loop (:func:`raytrace.renderer.render`, adaptive
+        sampling included), one pass per kernel call: each pass checks that the work is
+        still current, partial images are published as frames."""
+        from ..renderer import render
         t0 = time.perf_counter()
-        h, w, spp = s["height"], s["width"], s["spp"]
-        accum, nonfinite, counter = buffers = pk.new_buffers(h, w)
-        last = None
-        for sample in range(spp):
+        target = s["max_spp"] if s["noise_threshold"] is not None else s["spp"]
+        ids_done = []
+
+        def check(done, total):
             self._check(generation)
-            render_path_pass(scene, s, buffers, sample)
-            now = time.perf_counter()
-            final = sample + 1 == spp
-            if last is None or final or now - last >= PUBLISH_EVERY:
-                n = int(counter[0])
-                mean, var = pk.mean_and_variance(accum, n)
-                info = RenderInfo(integrator="path", width=w, height=h, spp=n, spp_requested=spp, seed=s["seed"],
-                                  nonfinite=int(nonfinite.sum()), seconds=now - t0, compile_seconds=0.0)
-                self._publish(generation, mean.astype(np.float32), integrator="path",
-                              stage="done" if final else "refining", spp=n, spp_target=spp, seconds=now - t0,
-                              noise=noise_estimate(mean, var) if n >= 2 else None, info=info)
-                if last is None:
-                    self._ids_for(scene, generation)
-                last = time.perf_counter()
+
+        def publish(image, stage):
+            n = image.info.spp
+            noise = noise_estimate(np.asarray(image), image.variance) if n >= 2 and image.variance is not None \
+                else None
+            self._publish(generation, np.asarray(image), integrator="path", stage=stage, spp=n, spp_target=target,
+                          seconds=time.perf_counter() - t0, noise=noise, info=image.info)
+            if not ids_done:
+                self._ids_for(scene, generation)
+                ids_done.append(True)
+
+        image = render(scene, callback=check, variance=True, partial=lambda part: publish(part, "refining"),
+                       partial_seconds=PUBLISH_EVERY, partial_first=True, **self.overrides)
+        publish(image, "done")
 
     def _render_view(self, scene, s, generation):
         from ..views import render_view

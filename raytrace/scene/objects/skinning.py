@@ -16,6 +16,7 @@ JSON file ending in ``.json``, or a glTF animation name or index; ``loop`` wraps
 import pathlib
 
 from raytrace.errors import SceneError
+from userio.reads import note, recording
 
 import skinning
 from skinning.errors import SkinningError, SkinningFileError
@@ -49,7 +50,11 @@ def _load_model(obj, where, scene_dir):
     normalize = bool(obj.get("normalize_weights", False))
     key = (tuple((k, str(p), p.stat().st_mtime_ns) for k, p in paths.items()),
            obj.get("skin"), obj.get("node"), normalize)
-    if key not in _CACHE:
+    if key in _CACHE:
+        for p in _CACHE[key][1]:           # the files the cached model was read from (a scene's files)
+            note(p)
+        return _CACHE[key][0]
+    with recording() as read:
         try:
             if "gltf" in paths:
                 model = skinning.load_gltf(paths["gltf"], skin=obj.get("skin"),
@@ -64,9 +69,9 @@ def _load_model(obj, where, scene_dir):
                           if isinstance(e, SkinningFileError) and e.path
                           and pathlib.Path(e.path).resolve() == p), next(iter(paths)))
             raise SceneError(f"{where}.{field}", str(e)) from None
-        _CACHE.clear()                       # keep one model: scenes rarely hold more
-        _CACHE[key] = model
-    return _CACHE[key]
+    _CACHE.clear()                           # keep one model: scenes rarely hold more
+    _CACHE[key] = (model, read.paths)
+    return model
 
 
 def _pose(model, obj, where, scene_dir):
