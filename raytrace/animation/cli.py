@@ -110,7 +110,7 @@ def run(args):
     shutter = check_shutter(args.shutter, "--shutter") if args.shutter is not None else None
     # the options are fine: now the renderer and its kernels (Numba)
     from ..jit import warmup
-    from .farm import animate
+    from .farm import animate, check_request
     from .scene_at import AnimatedScene
     anim = AnimatedScene.load(args.scene, fps=args.fps)
     if not args.quiet:
@@ -118,6 +118,8 @@ def run(args):
             f"{PROG}: simulating the cloth {where} over 0 .. {anim.end:g} s ({steps} steps; once, "
             "cached afterwards)",
             file=sys.stderr, flush=True))
+    with option_errors():          # every option checked before anything compiles
+        check_request(anim, args.frames, args.format, args.tiles, args.gif, args.mp4, overrides)
     kind, media = warmup.integrator_of(args.scene, args.integrator), warmup.uses_media(args.scene)
     if not warmup.is_cached(kind, media):
         with warmup.CompileNotice(not args.quiet):

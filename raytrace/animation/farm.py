@@ -394,6 +394,25 @@ def _video_fps(anim, selection):
     return anim.fps / steps.pop() if len(steps) == 1 else anim.fps
 
 
+def check_request(anim, frames, format, tiles, gif, mp4, overrides):
+    """What :func:`animate` checks before rendering anything (the command line asks first,
+    before it compiles): -> (resolved settings, the frames selected, the frames' suffix);
+    SceneError naming the option otherwise."""
+    settings = rmod.resolve_settings(anim, overrides)
+    count = anim.frame_count
+    if frames is None:
+        selection = list(range(count))
+    elif isinstance(frames, str):
+        selection = parse_frames(frames, count)
+    else:
+        selection = [int(k) for k in frames]
+        if not selection or not all(0 <= k < count for k in selection):
+            raise SceneError("frames", f"frame numbers must be in 0 .. {count - 1}")
+    suffix = "." + str(format).lower().lstrip(".")
+    _check_options(anim, settings, suffix, tiles, gif, mp4)
+    return settings, selection, suffix
+
+
 def animate(scene, out_dir, client=None, *, scheduler=None, workers=None, threads_per_worker=None,
             frames=None, tiles=1, chunk=None, force=False, format="png", encoding="srgb",
             gif=None, mp4=None, fps=None, shutter=None, progress=False, callback=None,
@@ -425,18 +444,8 @@ def animate(scene, out_dir, client=None, *, scheduler=None, workers=None, thread
     rmod.check_overrides(overrides)
     anim = scene if isinstance(scene, AnimatedScene) else AnimatedScene.load(
         scene, base_dir=base_dir, fps=fps, cache_dir=cache_dir)
-    settings = rmod.resolve_settings(anim, overrides)
+    settings, selection, suffix = check_request(anim, frames, format, tiles, gif, mp4, overrides)
     count = anim.frame_count
-    if frames is None:
-        selection = list(range(count))
-    elif isinstance(frames, str):
-        selection = parse_frames(frames, count)
-    else:
-        selection = [int(k) for k in frames]
-        if not selection or not all(0 <= k < count for k in selection):
-            raise SceneError("frames", f"frame numbers must be in 0 .. {count - 1}")
-    suffix = "." + str(format).lower().lstrip(".")
-    _check_options(anim, settings, suffix, tiles, gif, mp4)
     shutter = motion_blur.frame_shutter(anim, shutter)
     out = check_out_dir(out_dir)
     paths = frame_paths(out, selection, count, suffix)
