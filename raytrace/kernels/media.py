@@ -504,6 +504,26 @@ def _beer_lambert(media, m, ox, oy, oz, dx, dy, dz, t):
 
 
 @helper
+def _shadow_segment(o, p, w, dist):
+    """The unnormalised shadow ray from o to the light point p + dist w, ``t`` in [0,
+    SHADOW_END) -> (direction, SHADOW_END); for dist inf the direction w, INF."""
+    if dist < INF:
+        return (p[0] + dist * w[0] - o[0], p[1] + dist * w[1] - o[1], p[2] + dist * w[2] - o[2]), SHADOW_END
+    return w, INF
+
+
+@helper
+def _shadow_ray(o, p, w, dist):
+    """The shadow ray from o to the light point p + dist w -> (unit direction, length);
+    for dist inf the direction w, INF."""
+    if dist < INF:
+        d, _ = _shadow_segment(o, p, w, dist)
+        length = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+        return (d[0] / length, d[1] / length, d[2] / length), length
+    return w, INF
+
+
+@helper
 def _hero_channel(media, s):
     u, s = next_1d(s)
     return min(int(3.0 * u), 2), s
@@ -539,8 +559,10 @@ hero_channel = _stub("hero_channel", "(hero, sampler): the path's hero channel 0
                      "number (spectral MIS, module docstring); 0 and no number drawn without media.")
 free_flight = _stub("free_flight", "(MediumEvent, sampler) of the segment o + t d, t < tmax, in medium m "
                     "(:func:`_free_flight`); without media the surface is reached, factors 1.")
-shadow_transmittance = _stub("shadow_transmittance", "(T (3), sampler) of a shadow ray "
-                             "(:func:`_shadow_transmittance`); without media 0 or 1: occluded or not.")
+shadow_transmittance = _stub("shadow_transmittance", "(T (3), sampler) of the shadow ray from o (p moved off "
+                             "its surface, or p) to the light point p + dist w (w unit; dist inf: the "
+                             "direction w) in medium m (:func:`_shadow_transmittance`); without media 0 "
+                             "or 1: occluded or not.")
 phase_pdf = _stub("phase_pdf", "The phase function of medium m at cos theta (= its sampling density, "
                   "1/sr); 0 without media.")
 phase_sample = _stub("phase_sample", "(wo (3), pdf): a direction scattered by medium m for travel "
@@ -550,8 +572,13 @@ phase_sample = _stub("phase_sample", "(wo (3), pdf): a direction scattered by me
 def _register():
     from numba.extending import overload
 
-    # without media: constants (lambdas compiled with the caller, no function of this module)
-    @overload(camera_medium, inline="never")
+    # without media: constants (lambdas compiled with the caller, no function of this module).
+    # The path tracer's entry points are inlined into it at Numba's IR level
+    # (inline="always"): as separate functions LLVM did not fold their constants into the
+    # bounce loop and the Cornell box rendered 20 % slower (benchmarks/bench_versions.py).
+    # medium_beyond stays a call: inlined, its lambda trips Numba's NumbaIRAssumptionWarning
+    # ("... is not in scope", a pedantic check) on cold compiles of scenes with media.
+    @overload(camera_medium, inline="always")
     def _camera_medium_impl(media):
         if _none(media):
             return lambda media: np.int64(-1)
@@ -563,7 +590,7 @@ def _register():
             return lambda media, mat, entering: np.int64(-1)
         return lambda media, mat, entering: _medium_beyond(media, mat, entering)
 
-    @overload(is_null, inline="never")
+    @overload(is_null, inline="always")
     def _is_null_impl(media, geo, mat):
         if _none(media):
             return lambda media, geo, mat: False
@@ -575,37 +602,41 @@ def _register():
             return lambda media, m, ox, oy, oz, dx, dy, dz, t: (1.0, 1.0, 1.0)
         return lambda media, m, ox, oy, oz, dx, dy, dz, t: _beer_lambert(media, m, ox, oy, oz, dx, dy, dz, t)
 
-    @overload(hero_channel, inline="never")
+    @overload(hero_channel, inline="always")
     def _hero_channel_impl(media, s):
         if _none(media):
             return lambda media, s: (0, s)
         return lambda media, s: _hero_channel(media, s)
 
-    @overload(free_flight, inline="never")
+    @overload(free_flight, inline="always")
     def _free_flight_impl(media, m, o, d, tmax, hero, fresh, s):
         if _none(media):
             return lambda media, m, o, d, tmax, hero, fresh, s: (_through(tmax, 1.0, 1.0, 1.0), s)
         return lambda media, m, o, d, tmax, hero, fresh, s: _free_flight(media, m, o[0], o[1], o[2], d[0], d[1],
                                                                          d[2], tmax, hero, fresh, s)
 
-    @overload(shadow_transmittance, inline="never")
-    def _shadow_transmittance_impl(bvh, geo, media, m, o, d, dist, eps, s):
+    @overload(shadow_transmittance, inline="always")
+    def _shadow_transmittance_impl(bvh, geo, media, m, o, p, w, dist, eps, s):
         if _none(media):
-            def unoccluded(bvh, geo, media, m, o, d, dist, eps, s):
-                if scene_occluded(bvh, geo, o[0], o[1], o[2], d[0], d[1], d[2], 0.0, dist * SHADOW_END):
+            def unoccluded(bvh, geo, media, m, o, p, w, dist, eps, s):
+                d, tmax = _shadow_segment(o, p, w, dist)
+                if scene_occluded(bvh, geo, o[0], o[1], o[2], d[0], d[1], d[2], 0.0, tmax):
                     return (0.0, 0.0, 0.0), s
                 return (1.0, 1.0, 1.0), s
             return unoccluded
-        return lambda bvh, geo, media, m, o, d, dist, eps, s: _shadow_transmittance(
-            bvh, geo, media, m, o[0], o[1], o[2], d[0], d[1], d[2], dist, eps, s)
 
-    @overload(phase_pdf, inline="never")
+        def transmitted(bvh, geo, media, m, o, p, w, dist, eps, s):
+            d, length = _shadow_ray(o, p, w, dist)
+            return _shadow_transmittance(bvh, geo, media, m, o[0], o[1], o[2], d[0], d[1], d[2], length, eps, s)
+        return transmitted
+
+    @overload(phase_pdf, inline="always")
     def _phase_pdf_impl(media, m, cos_theta):
         if _none(media):
             return lambda media, m, cos_theta: 0.0
         return lambda media, m, cos_theta: hg_pdf(media.g[m], cos_theta)
 
-    @overload(phase_sample, inline="never")
+    @overload(phase_sample, inline="always")
     def _phase_sample_impl(media, m, d, u1, u2):
         if _none(media):
             return lambda media, m, d, u1, u2: (d, 0.0)

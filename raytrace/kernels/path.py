@@ -207,15 +207,24 @@ def arriving_side(gx, gy, gz, cos_g, sx, sy, sz, dx, dy, dz):
 @helper
 def shading_point(geo, hit, p, d):
     """The :class:`~raytrace.kernels.records.ShadingPoint` of a surface hit at p by a ray
-    along the unit direction d."""
+    along the unit direction d, without its frame (``frame``, ``wi`` zero, ``eta`` 1:
+    :func:`framed` adds them once the path goes on from it)."""
     (gx, gy, gz), (sx, sy, sz), mat, emit = hit_normals(geo, hit, p[0], p[1], p[2])
     front = -(gx * d[0] + gy * d[1] + gz * d[2])
     entering, ng, n, cos_s = arriving_side(gx, gy, gz, front, sx, sy, sz, d[0], d[1], d[2])
-    ior = geo.materials[mat, M_IOR]
+    return ShadingPoint(cos_s > TINY, ng, (ZERO3, ZERO3, n), (0.0, 0.0, cos_s), entering, mat, 1.0, emit, front)
+
+
+@helper
+def framed(geo, sp, d):
+    """``sp`` with its shading frame (t, b, n), ``wi`` in it and the relative index
+    ``eta`` across the surface for the ray along d."""
+    n = sp.frame[2]
     (tx, ty, tz), (bx, by, bz) = orthonormal_basis(n[0], n[1], n[2])
-    wi = (-(d[0] * tx + d[1] * ty + d[2] * tz), -(d[0] * bx + d[1] * by + d[2] * bz), cos_s)
-    return ShadingPoint(cos_s > TINY, ng, ((tx, ty, tz), (bx, by, bz), n), wi, entering, mat,
-                        ior if entering else 1.0 / ior, emit, front)
+    wi = (-(d[0] * tx + d[1] * ty + d[2] * tz), -(d[0] * bx + d[1] * by + d[2] * bz), sp.wi[2])
+    ior = geo.materials[sp.mat, M_IOR]
+    return ShadingPoint(sp.ok, sp.ng, ((tx, ty, tz), (bx, by, bz), n), wi, sp.entering, sp.mat,
+                        ior if sp.entering else 1.0 / ior, sp.emit, sp.front)
 
 
 @helper
@@ -254,14 +263,7 @@ def direct_light(bvh, geo, lights, env, media, m, scattered, sp, color, p, d, ep
         o = _along(p, eps, sp.ng)
     if not fr + fg + fb > 0.0:
         return ZERO3, s
-    if dist < INF:           # to the light point, from the offset origin
-        q = _along(p, dist, w)
-        sd = (q[0] - o[0], q[1] - o[1], q[2] - o[2])
-        length = math.sqrt(_dot(sd, sd))
-        sd = (sd[0] / length, sd[1] / length, sd[2] / length)
-    else:                    # a direction (environment, directional light)
-        sd, length = w, INF
-    tr, s = shadow_transmittance(bvh, geo, media, m, o, sd, length, eps, s)
+    tr, s = shadow_transmittance(bvh, geo, media, m, o, p, w, dist, eps, s)
     k = (1.0 if ls.delta else mis_weight(ls.pdf, dpdf)) / ls.pdf
     return _scaled(_times(_times((fr, fg, fb), ls.radiance), tr), k), s
 
@@ -385,6 +387,7 @@ def trace_path(bvh, geo, lights, env, media, settings, o, d, s):
                                                           _scaled(beta, w_mis)))
             if last or not sp.ok:
                 break
+            sp = framed(geo, sp, d)
             color = base_color(geo, sp.mat, M_COLOR, hit, p[0], p[1], p[2])
         elif last:
             break
