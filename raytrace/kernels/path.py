@@ -321,9 +321,9 @@ def leave_vertex(media, m, scattered, p, sp, side, eps):
 
 @helper
 def vertex_numbers(s, last, has_lights):
-    """-> (light pair, direction pair, the sampler after them) of a vertex: drawn first,
-    while the hit's rows of the scene arrays (normals, material) come from memory, not
-    after them; none on the last vertex, no light pair without lights."""
+    """-> (light pair, direction pair, the sampler after them) of a vertex (not of a
+    ``null`` boundary, which is no vertex); none on the last vertex, no light pair
+    without lights."""
     u_light = u_dir = (0.0, 0.0)
     if not last:
         if has_lights:
@@ -370,9 +370,7 @@ def trace_path(bvh, geo, lights, env, media, settings, o, d, s):
             break
         p = _along(o, t, d)
         last = depth + 1 >= max_depth or depth >= SAFETY_DEPTH
-        u_light, u_dir, s = vertex_numbers(s, last, has_lights)
         sp = ShadingPoint(True, ZERO3, (ZERO3, ZERO3, ZERO3), ZERO3, True, -1, 1.0, -1, 0.0)
-        color = ZERO3
         if not scattered:
             sp = shading_point(geo, hit, p, d)
             if is_null(media, geo, sp.mat):                     # only a boundary: cross it
@@ -382,15 +380,16 @@ def trace_path(bvh, geo, lights, env, media, settings, o, d, s):
                 if crossings > MAX_CROSSINGS:
                     break
                 continue
-            if sp.emit >= 0 and sp.front > 0.0:
-                radiance = _plus(radiance, emitted_at_hit(lights, geo, hit, sp, pp, p, prev_pdf, prev_delta,
-                                                          _scaled(beta, w_mis)))
-            if last or not sp.ok:
-                break
+        u_light, u_dir, s = vertex_numbers(s, last, has_lights)      # a vertex: its numbers
+        if not scattered and sp.emit >= 0 and sp.front > 0.0:
+            radiance = _plus(radiance, emitted_at_hit(lights, geo, hit, sp, pp, p, prev_pdf, prev_delta,
+                                                      _scaled(beta, w_mis)))
+        if last or not sp.ok:                   # (a scattering event's placeholder sp is ok)
+            break
+        color = ZERO3
+        if not scattered:
             sp = framed(geo, sp, d)
             color = base_color(geo, sp.mat, M_COLOR, hit, p[0], p[1], p[2])
-        elif last:
-            break
         if has_lights and (scattered or bsdf_has_smooth(geo.materials, sp.mat, color[0], color[1], color[2])):
             light, s = direct_light(bvh, geo, lights, env, media, m, scattered, sp, color, p, d, eps,
                                     u_light[0], u_light[1], s)
