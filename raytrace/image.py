@@ -48,20 +48,24 @@ class RenderedImage(np.ndarray):
     """A rendered image: an ordinary (H, W, 3) float32 array of linear radiance with
     ``info`` (:class:`RenderInfo`) and, when asked for, ``variance`` ((H, W, 3), the
     variance of each pixel's mean) and ``aovs`` (name -> array, see
-    :func:`raytrace.render`). Views keep them; arithmetic on the image gives plain
-    arrays (the result is no longer the render)."""
+    :func:`raytrace.render`); ``capped``: for a path-traced scene with media, (H, W)
+    int64 counts of the samples whose path reached the media step cap (they count as 0,
+    ``info.capped`` is how many pixels have any), else None. Views keep them; arithmetic
+    on the image gives plain arrays (the result is no longer the render)."""
 
     def __new__(cls, array, info):
         obj = np.asarray(array, np.float32).view(cls)
         obj.info = info
         obj.variance = None
         obj.aovs = {}
+        obj.capped = None
         return obj
 
     def __array_finalize__(self, obj):
         self.info = getattr(obj, "info", None)
         self.variance = getattr(obj, "variance", None)
         self.aovs = getattr(obj, "aovs", {})
+        self.capped = getattr(obj, "capped", None)
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
         out = np.asarray(array)

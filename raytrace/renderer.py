@@ -111,14 +111,16 @@ def render(scene, progress=False, callback=None, variance=False, aovs=(), denois
                 partial and (partial, partial_seconds, partial_first))
         else:
             image, done, nonfinite, plan, capped = (_render_whitted(scene, s, progress, callback), s["spp"],
-                                                    np.zeros(1, np.int64), None, 0)
+                                                    np.zeros(1, np.int64), None, None)
             if aov_buf is not None:
                 for sample in range(s["spp"]):
                     _aov_pass(scene, s, aov_buf, sample, WHITTED_SAMPLING)
         if aovs:
             aov_images = finish_aovs(scene, s, aovs, aov_buf, done, nonfinite, plan)
     stopped_by = "" if not passes else "time" if s["time_budget"] is not None else "spp"
-    out = RenderedImage(image, _info(s, done, int(nonfinite.sum()), (t0, compiling), plan, stopped_by, capped))
+    out = RenderedImage(image, _info(s, done, int(nonfinite.sum()), (t0, compiling), plan, stopped_by,
+                                     _capped_pixels(capped)))
+    out.capped = capped
     if variance or denoise:
         out.variance = var
     if aovs:
@@ -388,9 +390,9 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
         if image is not None:
             image = RenderedImage(image, _info(s, done, int(nonfinite.sum()), clock, plan,
                                                capped=_capped_pixels(capped)))
-            image.variance = var
+            image.variance, image.capped = var, capped
         raise RenderInterrupted(image, done, spp)
-    return image, var, done, nonfinite, plan, _capped_pixels(capped)
+    return image, var, done, nonfinite, plan, capped
 
 
 def _capped_pixels(capped):

@@ -13,8 +13,10 @@ display colours, and a one-line report). Modes:
   the pixel centre) as a heat map, with a legend strip below the image;
 - ``normals``: the shading normals as ``(N + 1) / 2``;
 - ``nan``: the colour image with every pixel that had a NaN or infinite sample painted
-  magenta; the report says how many samples, in how many pixels, and where (pixel,
-  object, material) the worst one is (uniform renders only);
+  magenta, and every pixel with a path cut at the media step cap painted cyan (magenta
+  wins where both); the report says how many samples, in how many pixels, and where
+  (pixel, object, material) the worst one is, and how many were cut (uniform renders
+  only);
 - ``samples``: the samples each pixel took (path tracer; adaptive sampling, see
   :mod:`raytrace.film.adaptive`, makes them differ) as a heat map from 0 to the most any
   pixel took, with a legend strip below the image;
@@ -39,6 +41,7 @@ from .renderer import render, render_aovs, resolve_settings
 
 MODES = ("objects", "materials", "highlight", "cost", "normals", "nan", "samples", "transmittance")
 LOUD = np.array([1.0, 0.0, 1.0], np.float32)      # magenta
+CUT = np.array([0.0, 1.0, 1.0], np.float32)       # cyan: the nan view's capped pixels
 MISS = np.zeros(3, np.float32)
 
 
@@ -206,8 +209,10 @@ def nan_view(scene, s, overrides):
                          "with adaptive sampling pixels take different numbers of samples")
     img = render(scene, aovs=["samples", "object_id", "material_id"], **overrides)
     bad = img.info.spp - img.aovs["samples"]
+    cut = img.capped if img.capped is not None else np.zeros(bad.shape, np.int64)
     shown = np.clip(np.asarray(img), 0.0, 1.0) ** (1 / 2.2)
-    image = np.where((bad > 0)[..., None], LOUD, shown).astype(np.float32)
+    image = np.where((cut > 0)[..., None], CUT, shown)
+    image = np.where((bad > 0)[..., None], LOUD, image).astype(np.float32)
     if not bad.any():
         report = f"no NaN or infinite samples ({img.info.spp} spp, {bad.size} pixels)"
     else:
@@ -216,7 +221,10 @@ def nan_view(scene, s, overrides):
         report = (f"{int(bad.sum())} NaN or infinite samples in {int((bad > 0).sum())} pixels; most at pixel "
                   f"({x}, {y}): {int(bad[y, x])} samples, object {scene.object_names[o] if o >= 0 else '-'}, "
                   f"material {scene.material_names[m] if m >= 0 else '-'}")
-    return View(image, report, {"nonfinite": bad})
+    if cut.any():
+        report += (f"; {int(cut.sum())} samples in {int((cut > 0).sum())} pixels cut at the media step cap "
+                   "(MAX_NULL_COLLISIONS, cyan)")
+    return View(image, report, {"nonfinite": bad, "capped": cut})
 
 
 def transmittance_view(scene, s):

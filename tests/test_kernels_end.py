@@ -113,3 +113,24 @@ def test_ctrl_c_stops_a_media_render_within_a_second(tmp_path):
     assert status == 130, lines
     assert latency < 1.5, (latency, lines)
     assert len(after) == 1 and after[0].startswith("raytrace: interrupted"), lines
+
+
+def test_the_nan_view_paints_the_pixels_cut_at_the_step_cap(tmp_path):
+    """The ``nan`` view shows where paths were cut: those pixels cyan, as many as
+    ``info.capped`` counts and the view's ``capped`` data holds; its report counts them.
+    Control: an ordinary grid paints none and says nothing of the cap."""
+    import raytrace
+    from raytrace import views
+    cut = raytrace.load_scene(_write(tmp_path, _scene({"type": "grid", "file": "s.vol"}, 1.0),
+                                     grid=[[[0.0, 1e30, 0.0]]]))
+    v = views.render_view(cut, "nan", spp=1)
+    painted = (v.image == views.CUT).all(axis=-1)
+    assert painted.sum() == (v.data["capped"] > 0).sum() > 0
+    assert "cut at the media step cap" in v.report
+    plain_dir = tmp_path / "plain"
+    plain_dir.mkdir()
+    plain = raytrace.load_scene(_write(plain_dir, _scene({"type": "grid", "file": "s.vol"}, 2.0),
+                                       grid=np.ones((3, 3, 3))))
+    w = views.render_view(plain, "nan", spp=1)
+    assert not (w.image == views.CUT).all(axis=-1).any() and not w.data["capped"].any()
+    assert "step cap" not in w.report
