@@ -38,7 +38,9 @@ def load_cube_map(folder, where="background.cube_map"):
         raise SceneError(where, f"cube map folder not found: {folder}")
     faces = []
     for name in FACES:
-        found = [folder / f"{name}{ext}" for ext in FACE_FORMATS if (folder / f"{name}{ext}").is_file()]
+        # exists(), not is_file(): a FIFO or a folder named like a face is found, and its
+        # reader says what it is instead of "missing"
+        found = [folder / f"{name}{ext}" for ext in FACE_FORMATS if (folder / f"{name}{ext}").exists()]
         if not found:
             raise SceneError(where, f"cube map face missing: {folder / name}.png (or .exr, .hdr)")
         if len(found) > 1:

@@ -280,6 +280,33 @@ def test_paths_that_are_not_files_say_what_they_are(kind, target, tmp_path):
         _refused(load, f"scene.json: {field}: {what} ", f"{target} {words}")
 
 
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_cube_map_face_that_is_not_a_file_says_what_it_is(kind, tmp_path):
+    """A cube map's face named like a face but a folder, a FIFO or a link to /dev/zero:
+    its one line says what it is (not "face missing"). Control: the six faces as PNGs load."""
+    import imageio.v3 as iio
+    from raytrace.cubemap import FACES
+    if kind == "fifo" and not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    make, words = KINDS[kind]
+    sky = tmp_path / "sky"
+    sky.mkdir()
+    for name in FACES:
+        iio.imwrite(sky / f"{name}.png", (np.ones((4, 4, 3)) * 128).astype(np.uint8))
+    scene = _env_scene(tmp_path, None)
+    data = json.loads(scene.read_text())
+    data["background"] = {"cube_map": "sky"}
+    scene.write_text(json.dumps(data))
+    assert _environment(scene).texels.shape == (6, 4, 4, 3)
+    (sky / f"{FACES[2]}.png").unlink()
+    make(sky / f"{FACES[2]}.png")
+    if kind == "fifo":                # in a real process: a reader that opened it would block
+        err = _cli(tmp_path, scene, timeout=60)
+        assert f"scene.json: background.cube_map: " in err and f"{FACES[2]}.png {words}" in err, err
+    else:
+        _refused(lambda: _environment(scene), "scene.json: background.cube_map: ", f"{FACES[2]}.png {words}")
+
+
 def test_read_exr_says_what_a_path_is(tmp_path):
     (tmp_path / "ok.exr").write_bytes(exr_bytes({"color": _sky()}))
     assert read_exr(tmp_path / "ok.exr")[0]["color"].shape == (3, 4, 3)  # negative control
