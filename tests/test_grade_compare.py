@@ -185,6 +185,29 @@ def test_flip_matches_the_library_reading_the_files_itself(tmp_path):
     assert half.metrics["flip"] < ours.metrics["flip"]
 
 
+def test_hdr_flip_against_an_all_black_reference(tmp_path, capsys):
+    """An all-black HDR reference (a render whose lights are broken) has no exposure range
+    for HDR-FLIP; flip_evaluator ended the process with status 255. Black against black
+    is FLIP 0; a test image against black gets FLIP with the test's range, the value of
+    the two swapped (the library's own answer with the test as reference). In a real
+    ``raytrace compare`` process: a result, status 0 or 1."""
+    import subprocess
+    import sys
+    pytest.importorskip("flip_evaluator")
+    black = np.zeros((12, 16, 3))
+    lit = np.random.default_rng(3).random((12, 16, 3)) * 2
+    assert compare(black, black, criteria=(), domain="hdr").metrics["flip"] == 0.0
+    against_black = compare(lit, black, criteria=(), domain="hdr").metrics["flip"]
+    swapped = compare(black, lit, criteria=(), domain="hdr").metrics["flip"]
+    assert against_black == pytest.approx(swapped, rel=1e-6) and 0.5 < swapped <= 1.0
+    np.save(tmp_path / "black.npy", black)
+    np.save(tmp_path / "lit.npy", lit)
+    for test, status in (("black.npy", 0), ("lit.npy", 1)):
+        r = subprocess.run([sys.executable, "-m", "raytrace", "compare", test, "black.npy"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == status and "flip" in r.stdout, (r.returncode, r.stdout, r.stderr)
+
+
 def test_diff_and_flip_maps_are_written(capsys, square, tmp_path):
     a, e = square
     status, _, err = run(capsys, a, e, "--diff", tmp_path / "d.png", "--flip-map", tmp_path / "f.png")

@@ -121,6 +121,26 @@ def test_compare_refuses_a_huge_npy_header(tmp_path, capsys):
     refused(capsys, tmp_path, ["compare", path, tmp_path / "small.npy"], ["big.npy"], ["header"], "npy")
 
 
+@pytest.mark.parametrize("expression", ["+".join(["1"] * 4500), "-" * 9000 + "2"], ids=["sum", "minus"])
+def test_compare_refuses_npy_header_expressions_without_evaluating_them(tmp_path, capsys, expression):
+    """A .npy whose header's shape is an expression (NumPy's literal_eval recursed into
+    ``1+1+...`` or ran out of memory on 9,000 minus signs) is refused on its header, by
+    the grid reader's strict parser. Control: the same file with a plain shape compares."""
+    def npy(path, shape_text):
+        head = "{'descr': '<f8', 'fortran_order': False, 'shape': (%s, 4, 3), }" % shape_text
+        head += " " * (63 - (len(head) + 12) % 64) + "\n"
+        path.write_bytes(b"\x93NUMPY\x02\x00" + len(head).to_bytes(4, "little") + head.encode("latin-1")
+                         + np.zeros((3, 4, 3)).tobytes())
+        return path
+    np.save(tmp_path / "small.npy", np.zeros((3, 4, 3)))
+    ok = npy(tmp_path / "plain.npy", "3")
+    assert cli.main(["compare", str(ok), str(tmp_path / "small.npy")]) == 0
+    capsys.readouterr()
+    bad = npy(tmp_path / "expr.npy", expression)
+    refused(capsys, tmp_path, ["compare", bad, tmp_path / "small.npy"], ["expr.npy"],
+            ["header", "'shape' must be a tuple of at most 32 plain integers"], "npy expression")
+
+
 def test_merge_refuses_a_huge_exr(tmp_path, capsys):
     huge_exr(tmp_path / "a.exr", {"spp": 4, "seed": 1})
     (tmp_path / "b.exr").write_bytes(exr_bytes({"color": np.ones((2, 2, 3), np.float32)},

@@ -306,16 +306,15 @@ def _stored_spp(value, name, field):
 def _check_npy_header(name, stream, member=None):
     """Read a .npy header from ``stream`` (left where it was) and refuse a declared shape
     over the pixel limit before the array is read."""
+    from ..errors import SceneError
+    from ..scene.volgrid import read_npy_header      # parsed as plain values, never evaluated
     where = "header" if member is None else f"{member} header"
+    pos = stream.tell()
     try:
-        pos = stream.tell()
-        version = np.lib.format.read_magic(stream)
-        header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-            np.lib.format.read_array_header_2_0
-        shape, _, dtype = header(stream)
-        stream.seek(pos)
-    except Exception as exc:
-        raise GradeError(where, f"cannot read .npy header: {_reason(exc)}", file=name) from None
+        shape, _, dtype = read_npy_header(stream, name)
+    except SceneError as exc:
+        raise GradeError(where, f"cannot read .npy header: {exc.message}", file=name) from None
+    stream.seek(pos)
     count = 1
     for n in shape:
         count *= int(n)
