@@ -28,7 +28,6 @@ uniform in solid angle, so the density is the cell's probability over its solid 
 """
 import math
 import pathlib
-import weakref
 
 import numpy as np
 
@@ -109,17 +108,30 @@ _BAND = 1 << 20      # entries (texels, cells) processed at a time by the table 
 def latlong_cell_power(img):
     """(H - 1, W): the integral over each cell of an (H, W, 3) lat-long map of its mean
     colour, in solid angle: the mean of the cell's four texels times its solid angle."""
+    h, w = img.shape[:2]
+    out = np.empty((h - 1, w))
+    for r, power in _cell_power_bands(img):
+        out[r:r + len(power)] = power
+    return out
+
+
+def latlong_total_power(img):
+    """The sum of :func:`latlong_cell_power` without its (H - 1, W) array (band by band)."""
+    return float(sum(power.sum() for _, power in _cell_power_bands(img)))
+
+
+def _cell_power_bands(img):
+    """(first row, (rows, W) cell power) of :func:`latlong_cell_power`, a band of rows at
+    a time: no float64 copy of the map."""
     from ..envmap import cell_solid_angles
     h, w = img.shape[:2]
     solid = cell_solid_angles(h, w)
-    out = np.empty((h - 1, w))
     band = max(1, _BAND // w)
-    for r in range(0, h - 1, band):             # a band of rows at a time: no float64 copy of the map
+    for r in range(0, h - 1, band):
         lum = img[r:r + band + 1].astype(np.float64).mean(axis=2)
         right = np.roll(lum, -1, axis=1)                # column i + 1, wrapping
         mean4 = 0.25 * (lum[:-1] + right[:-1] + lum[1:] + right[1:])
-        out[r:r + band] = mean4 * solid[r:r + band, None]
-    return out
+        yield r, mean4 * solid[r:r + band, None]
 
 
 def latlong_cell_weights(img):
@@ -135,18 +147,6 @@ def _latlong_weights(img):
     floor = 1e-3 * (total / w.size if total > 0 else 1.0)
     w += floor
     return w, total
-
-
-# id(texels) -> the sum of latlong_cell_power of a lat-long map built by build_environment
-# (environment_mean reads it instead of a second (H - 1, W) float64 array); an entry
-# goes with its texels.
-_POWER = {}
-
-
-def _remember_power(texels, total):
-    key = id(texels)
-    _POWER[key] = total
-    weakref.finalize(texels, _POWER.pop, key, None)
 
 
 def _tables(weights):
@@ -212,10 +212,9 @@ def build_environment(background, base_dir):
         density = one
     else:
         h, w = texels.shape[1:3]
-        weights, total = _latlong_weights(texels[0])
+        weights, _ = _latlong_weights(texels[0])
         pmf, cdf, guide = _tables(weights)          # pmf is weights, normalised in place
         del weights
-        _remember_power(texels, total)
         density = np.ascontiguousarray((pmf.reshape(h - 1, w) / cell_solid_angles(h, w)[:, None]).ravel())
     return Environment(kind, color, ambient, texels, to_map, pmf, cdf, guide, density)
 
@@ -229,10 +228,7 @@ def environment_mean(env):
         return float((env.texels.astype(np.float64).mean(axis=3) * texel_solid_angles(size)[None]).sum()
                      / (4 * math.pi))
     if env.kind == ENV_LATLONG:
-        total = _POWER.get(id(env.texels))
-        if total is None:
-            total = latlong_cell_power(env.texels[0]).sum()
-        return float(total / (4 * math.pi))
+        return latlong_total_power(env.texels[0]) / (4 * math.pi)
     return 0.0
 
 
