@@ -569,28 +569,32 @@ phase_sample = _stub("phase_sample", "(wo (3), pdf): a direction scattered by me
                      "direction d (its weight is 1); without media d itself, pdf 0.")
 
 
+_INLINED = {"forceinline": True, "error_model": "numpy"}   # an entry point: compiled alone, inlined by LLVM
+
+
 def _register():
     from numba.extending import overload
 
     # without media: constants (lambdas compiled with the caller, no function of this module).
-    # The path tracer's entry points are inlined into it at Numba's IR level
-    # (inline="always"): as separate functions LLVM did not fold their constants into the
-    # bounce loop and the Cornell box rendered 20 % slower (benchmarks/bench_versions.py).
-    # medium_beyond stays a call: inlined, its lambda trips Numba's NumbaIRAssumptionWarning
-    # ("... is not in scope", a pedantic check) on cold compiles of scenes with media.
-    @overload(camera_medium, inline="always")
+    # The path tracer's entry points are compiled alone and inlined by LLVM (forceinline,
+    # _INLINED): plain calls did not fold their constants for media=None into the bounce
+    # loop (the Cornell box rendered 20 % slower, benchmarks/bench_versions.py), and
+    # inlined at Numba's IR level (inline="always") they cost 0.4 s of each path_rows
+    # compile. shadow_transmittance, the one on the hot path of every vertex, is inlined at
+    # the IR level all the same: forceinlined it left the glass knot 4 % slower.
+    @overload(camera_medium, jit_options=_INLINED)
     def _camera_medium_impl(media):
         if _none(media):
             return lambda media: np.int64(-1)
         return lambda media: _camera_medium(media)
 
-    @overload(medium_beyond, inline="never")
+    @overload(medium_beyond, jit_options=_INLINED)
     def _medium_beyond_impl(media, mat, entering):
         if _none(media):
             return lambda media, mat, entering: np.int64(-1)
         return lambda media, mat, entering: _medium_beyond(media, mat, entering)
 
-    @overload(is_null, inline="always")
+    @overload(is_null, jit_options=_INLINED)
     def _is_null_impl(media, geo, mat):
         if _none(media):
             return lambda media, geo, mat: False
@@ -602,13 +606,13 @@ def _register():
             return lambda media, m, ox, oy, oz, dx, dy, dz, t: (1.0, 1.0, 1.0)
         return lambda media, m, ox, oy, oz, dx, dy, dz, t: _beer_lambert(media, m, ox, oy, oz, dx, dy, dz, t)
 
-    @overload(hero_channel, inline="always")
+    @overload(hero_channel, jit_options=_INLINED)
     def _hero_channel_impl(media, s):
         if _none(media):
             return lambda media, s: (0, s)
         return lambda media, s: _hero_channel(media, s)
 
-    @overload(free_flight, inline="always")
+    @overload(free_flight, jit_options=_INLINED)
     def _free_flight_impl(media, m, o, d, tmax, hero, fresh, s):
         if _none(media):
             return lambda media, m, o, d, tmax, hero, fresh, s: (_through(tmax, 1.0, 1.0, 1.0), s)
@@ -630,13 +634,13 @@ def _register():
             return _shadow_transmittance(bvh, geo, media, m, o[0], o[1], o[2], d[0], d[1], d[2], length, eps, s)
         return transmitted
 
-    @overload(phase_pdf, inline="always")
+    @overload(phase_pdf, jit_options=_INLINED)
     def _phase_pdf_impl(media, m, cos_theta):
         if _none(media):
             return lambda media, m, cos_theta: 0.0
         return lambda media, m, cos_theta: hg_pdf(media.g[m], cos_theta)
 
-    @overload(phase_sample, inline="always")
+    @overload(phase_sample, jit_options=_INLINED)
     def _phase_sample_impl(media, m, d, u1, u2):
         if _none(media):
             return lambda media, m, d, u1, u2: (d, 0.0)
