@@ -57,7 +57,7 @@ from .borrow import borrow
 from .camera_rays import centre_ray
 from .frame import orthonormal_basis
 from .intersect import scene_hit, scene_occluded
-from .records import MediumEvent
+from .records import MediumEvent, PathSampler
 from .sampler import capped, next_1d, next_2d, stream_1d
 from .surface import hit_normals
 from .threads import next_row, run_rows
@@ -69,6 +69,7 @@ HG_ISOTROPIC = 1e-4          # |g| below this samples and evaluates the isotropi
 MAX_CROSSINGS = 64           # null boundaries one ray may cross (the view; shadow rays)
 MARCH_STEP = 0.25            # optical-depth quadrature step, in voxels
 SHADOW_END = 1.0 - 1e-6      # shadow rays stop this fraction short of the light point (as the path tracer's)
+DELTA, RATIO, DEPTH = 0, 1, 2  # majorant_walk's clients: delta tracking, ratio tracking, optical depth
 
 
 # ------------------------------------------------------------------ phase function
@@ -273,21 +274,44 @@ def homogeneous_flight(media, k, tmax, hero, u):
 
 
 @helper
-def majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, ratio, hero, u_real, tau, s):
+def _midpoint_depth(media, k, p, v, ta, tb):
+    """The optical depth (3) of grid medium k over the voxel-space segment p + t v, t in
+    [ta, tb], by the midpoint rule in steps of at most MARCH_STEP voxels."""
+    speed = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])      # voxels per world unit
+    n = max(1, int(math.ceil((tb - ta) * speed / MARCH_STEP)))
+    h = (tb - ta) / n
+    tau0 = tau1 = tau2 = 0.0
+    for i in range(n):
+        t = ta + (i + 0.5) * h
+        s0, s1, s2 = grid_sigma(media, k, p[0] + t * v[0], p[1] + t * v[1], p[2] + t * v[2])
+        tau0 += s0 * h
+        tau1 += s1 * h
+        tau2 += s2 * h
+    return tau0, tau1, tau2
+
+
+@helper
+def majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, client, hero, u_real, tau, s):
     """The one walk through grid medium k's majorant grid (pbrt-v4's ``SampleT_maj``):
-    tentative collisions at rate mu, cell by cell of the majorant grid (a 3-D DDA, the
-    optical depth ``tau`` left over carried from cell to cell), along o + t d, t in
-    [0, tmax]. What happens at a tentative collision with extinction s_k is the client's:
+    cell by cell of the majorant grid (a 3-D DDA) along o + t d, t in [0, tmax], and in a
+    cell of majorant mu > 0 what the ``client`` does there:
 
-    - ``ratio`` False, delta tracking (a free flight, hero channel ``hero``): real with
-      probability s_h / mu (``u_real``), which ends the walk scattered; else null, beta and
-      the ratios times (mu - s_k) / (mu - s_h);
-    - ``ratio`` True, ratio tracking (a shadow ray's transmittance): T_k *= 1 - s_k / mu.
+    - ``DELTA``, delta tracking (a free flight, hero channel ``hero``): tentative
+      collisions at rate mu (the optical depth ``tau`` left over carried from cell to
+      cell); at one with extinction s_k, real with probability s_h / mu (``u_real``),
+      which ends the walk scattered; else null, beta and the ratios times (mu - s_k) /
+      (mu - s_h);
+    - ``RATIO``, ratio tracking (a shadow ray's transmittance): tentative collisions as
+      above, T_k *= 1 - s_k / mu at each;
+    - ``DEPTH``, the optical depth (deterministic: the Whitted integrator's Beer-Lambert
+      attenuation, the transmittance view): the midpoint rule over the cell's segment in
+      steps of at most MARCH_STEP voxels (a cell with mu = 0 holds no extinction).
 
-    Further numbers come from the sampler's stream (``u_real`` and ``tau`` are the first).
-    -> (MediumEvent: for ratio tracking ``beta`` holds the transmittance; the sampler
-    after). At the step cap the event has zero factors and the sampler is capped."""
-    f0 = f1 = f2 = 1.0
+    Further numbers come from the sampler's stream (``u_real`` and ``tau`` are the first;
+    ``DEPTH`` draws none). -> (MediumEvent: ``beta`` holds the transmittance for
+    ``RATIO``, the optical depth for ``DEPTH``; the sampler after). At the step cap the
+    event has zero factors and the sampler is capped."""
+    f0 = f1 = f2 = 0.0 if client == DEPTH else 1.0
     t0, t1, (px, py, pz), (vx, vy, vz) = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
     if not t0 < t1:
         return _through(tmax, f0, f1, f2), s
@@ -300,11 +324,14 @@ def majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, ratio, hero, u_real, t
     while t < t1:
         t_exit = min(min(nxt_x, nxt_y), min(nxt_z, t1))
         mu = media.majorant[moff + (cz * my + cy) * mx + cx]
-        while mu > 0.0 and t + tau / mu < t_exit:
+        if client == DEPTH and mu > 0.0:
+            a, b, c = _midpoint_depth(media, k, (px, py, pz), (vx, vy, vz), t, t_exit)
+            f0, f1, f2 = f0 + a, f1 + b, f2 + c
+        while client != DEPTH and mu > 0.0 and t + tau / mu < t_exit:
             t += tau / mu
             x, y, z = px + t * vx, py + t * vy, pz + t * vz
             s0, s1, s2 = grid_sigma(media, k, x, y, z)
-            if ratio:
+            if client == RATIO:
                 f0, f1, f2 = f0 * max(0.0, 1.0 - s0 / mu), f1 * max(0.0, 1.0 - s1 / mu), f2 * max(0.0, 1.0 - s2 / mu)
                 if f0 + f1 + f2 == 0.0:
                     return _through(tmax, 0.0, 0.0, 0.0), s
@@ -345,7 +372,7 @@ def _free_flight(media, k, ox, oy, oz, dx, dy, dz, tmax, hero, fresh, s):
         u_real, s = stream_1d(s)
     if media.kind[k] == MEDIUM_HOMOGENEOUS:
         return homogeneous_flight(media, k, tmax, hero, u_tau), s
-    return majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, False, hero, u_real, -math.log(1.0 - u_tau), s)
+    return majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, DELTA, hero, u_real, -math.log(1.0 - u_tau), s)
 
 
 # ------------------------------------------------------------------ transmittance
@@ -357,7 +384,7 @@ def medium_transmittance(media, k, ox, oy, oz, dx, dy, dz, tmax, s):
         st = media.sigma_t
         return (_exp_neg(st[k, 0], tmax), _exp_neg(st[k, 1], tmax), _exp_neg(st[k, 2], tmax)), s
     u, s = stream_1d(s)
-    event, s = majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, True, 0, 0.0, -math.log(1.0 - u), s)
+    event, s = majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, RATIO, 0, 0.0, -math.log(1.0 - u), s)
     return event.beta, s
 
 
@@ -415,26 +442,16 @@ def _shadow_transmittance(bvh, geo, media, m, ox, oy, oz, dx, dy, dz, dist, eps,
 def optical_depth(media, k, ox, oy, oz, dx, dy, dz, tmax):
     """Optical depth (3 channels) of medium k along o + t d (d unit), t in [0, tmax]:
     ``sigma_t tmax`` for a homogeneous medium (infinite when tmax is and sigma_t > 0),
-    for a grid the midpoint rule with steps of MARCH_STEP voxels (deterministic: the
+    for a grid the midpoint rule in steps of at most MARCH_STEP voxels over each majorant
+    cell the ray crosses (:func:`majorant_walk`'s ``DEPTH`` client; deterministic: the
     Whitted integrator's Beer-Lambert attenuation and the transmittance view)."""
     st = media.sigma_t
     if media.kind[k] == MEDIUM_HOMOGENEOUS:
         return (0.0 if st[k, 0] == 0.0 else st[k, 0] * tmax, 0.0 if st[k, 1] == 0.0 else st[k, 1] * tmax,
                 0.0 if st[k, 2] == 0.0 else st[k, 2] * tmax)
-    t0, t1, (px, py, pz), (vx, vy, vz) = grid_ray(media, k, ox, oy, oz, dx, dy, dz, tmax)
-    tau0 = tau1 = tau2 = 0.0
-    if not t0 < t1:
-        return tau0, tau1, tau2
-    speed = math.sqrt(vx * vx + vy * vy + vz * vz)         # voxels per world unit
-    n = max(1, int(math.ceil((t1 - t0) * speed / MARCH_STEP)))
-    h = (t1 - t0) / n
-    for i in range(n):
-        t = t0 + (i + 0.5) * h
-        s0, s1, s2 = grid_sigma(media, k, px + t * vx, py + t * vy, pz + t * vz)
-        tau0 += s0 * h
-        tau1 += s1 * h
-        tau2 += s2 * h
-    return tau0, tau1, tau2
+    event, _ = majorant_walk(media, k, ox, oy, oz, dx, dy, dz, tmax, DEPTH, 0, 0.0, 0.0,
+                             PathSampler(0, 0, 0, 0, 0, 0))
+    return event.beta
 
 
 @row_kernel
