@@ -21,8 +21,9 @@ Ctrl-C during a path-traced render stops after the current pass: the image of th
 done is written (atomically, as always), a line on stderr says so, and the exit status
 is 130 (the conventional status of an interrupted program; the image is complete but
 has fewer samples than asked for). A second Ctrl-C, or Ctrl-C while loading or during a
-Whitted render, stops at once and writes nothing (status 130). A render of media
-checks for Ctrl-C between chunks of rows that each take well under a second.
+Whitted render, stops at once and writes nothing (status 130). A uniform path-traced
+render checks for Ctrl-C between chunks of rows that each take well under a second (an
+adaptive one between its passes).
 
 A path-traced render of grid media whose paths reached the media step cap
 (``raytrace.layout.MAX_NULL_COLLISIONS``: such a path ends with radiance 0) prints one

@@ -269,7 +269,7 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
     blur, :mod:`raytrace.animation.motion_blur`; ``scene`` is pass 0's): one sample per
     kernel call, uniform (no noise threshold, no time budget in ``s``).
 
-    A uniform render of a scene with media takes each pass in chunks of rows, each call
+    A uniform render takes each pass in chunks of rows, each call
     sized to :data:`BATCH_SECONDS` at the last call's speed (the first: a few rows), so that
     Ctrl-C is seen between chunks, well within a second, however slow a pass is (a
     kernel call cannot be stopped midway). Stopped inside a pass, the rows that pass
@@ -289,7 +289,7 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
     media = scene.media is not None
     capped = np.zeros((h, w), np.int64) if media else None
     extra = {"capped": capped} if media else {}
-    chunked = media and not adaptive
+    chunked = not adaptive
     order = (np.arange(h, dtype=np.int64) * settings.row_stride) % h     # render_pass's own row order
     plan = None
     if adaptive:
@@ -404,7 +404,7 @@ FIRST_CHUNK_ROWS = 2     # per thread: a media render's first call, before any i
 
 
 def _chunk(left, height, row_rate, batch):
-    """A uniform media render's next call -> (samples per pixel, rows per call): the
+    """A uniform render's next call -> (samples per pixel, rows per call): the
     whole pass, with as many samples as fit in :data:`BATCH_SECONDS` (one unless
     ``batch``), when one pass fits; else one sample, and as many rows as fit (at least
     one). ``row_rate``: seconds per row and sample of the last call (None: none yet)."""
