@@ -400,7 +400,7 @@ def _capped_pixels(capped):
     return 0 if capped is None else int(np.count_nonzero(capped))
 
 
-FIRST_CHUNK_ROWS = 2     # per thread: a media render's first call, before any is timed
+FIRST_CHUNK_ROWS = 2     # per thread: a uniform render's first call, before any is timed
 
 
 def _chunk(left, height, row_rate, batch):

@@ -254,25 +254,28 @@ def test_new_keys_are_validated(tmp_path, edit, pattern):
 
 def test_uniform_render_batches_samples_into_calls_with_the_same_image(monkeypatch):
     """Without a callback a uniform render hands the kernel several samples per call
-    (renderer._uniform_count); the image is the per-pass render's bit for bit."""
+    (renderer._chunk: the first pass in chunks of rows, timed, then whole passes batched);
+    the image is the per-pass render's bit for bit."""
     from raytrace import integrators
     s = small_path_scene(spp=16)
+    height = s.setting("image", "height", None)
     per_pass = raytrace.render(s, callback=lambda done, total: None)
-    counts = []
+    calls = []                                    # (samples, rows) of each kernel call
     original = integrators.path_pass
 
     def recording(scene):
         call = original(scene)
 
-        def counted(*args, count=1, **kw):
-            counts.append(count)
-            return call(*args, count=count, **kw)
+        def counted(*args, count=1, rows=None, **kw):
+            calls.append((count, height if rows is None else len(rows)))
+            return call(*args, count=count, rows=rows, **kw)
         return counted
 
     monkeypatch.setattr(integrators, "path_pass", recording)
     batched = raytrace.render(s)
-    assert counts[0] == 1 and max(counts) > 1 and sum(counts) == 16
+    assert calls[0][0] == 1 and max(c for c, _ in calls) > 1
+    assert sum(c * r for c, r in calls) == 16 * height          # every row, 16 samples
     np.testing.assert_array_equal(np.asarray(batched), np.asarray(per_pass))
-    counts.clear()
+    calls.clear()
     raytrace.render(s, callback=lambda done, total: None)
-    assert counts == [1] * 16                     # a callback sees every pass
+    assert all(c == 1 for c, _ in calls) and sum(r for _, r in calls) == 16 * height  # a callback sees every pass
