@@ -323,3 +323,21 @@ def test_regression_frame(output_dir):
 def render_reference_frame():
     anim = AnimatedScene.load(SCENES / "walk.json")
     return raytrace.render(anim.scene_at(anim.frame_time(12)), width=96, height=72)
+
+
+def test_a_loaded_scene_keeps_its_animation_with_it():
+    """``scene_at`` on a loaded scene makes its AnimatedScene once and keeps it on the
+    scene object (no module-level cache): twice the same one; a scene made from it by
+    ``dataclasses.replace`` (another camera) starts without it, and another load of the
+    same file has its own."""
+    import dataclasses
+    from raytrace.animation.scene_at import animated
+    path = REPO / "scenes" / "animation" / "orbit.json"
+    scene = raytrace.load_scene(path)
+    first = animated(scene)
+    assert animated(scene) is first and scene.memo["animated"] is first
+    moved = dataclasses.replace(scene, data=dict(scene.data))
+    assert moved.memo == {} and animated(moved) is not first
+    assert animated(raytrace.load_scene(path)) is not first
+    np.testing.assert_array_equal(raytrace.scene_at(scene, 0.5).geometry.sph_center,
+                                  first.scene_at(0.5).geometry.sph_center)

@@ -18,7 +18,6 @@ alone builds them once. A scene without an ``animation`` is its own scene at eve
 """
 import pathlib
 import threading
-import weakref
 
 from userio.reads import recording
 
@@ -254,9 +253,6 @@ def _replace(data, path, value, copied):
     node[path[-1]] = value
 
 
-_SCENES = weakref.WeakKeyDictionary()      # loaded Scene -> its AnimatedScene
-
-
 def animated(scene, base_dir=None):
     """The :class:`AnimatedScene` of ``scene``: itself, the one kept for a loaded
     :class:`~raytrace.scene.ready.RenderScene` (made once per scene object), or a new one loaded
@@ -264,10 +260,10 @@ def animated(scene, base_dir=None):
     if isinstance(scene, AnimatedScene):
         return scene
     if isinstance(scene, RenderScene):
-        anim = _SCENES.get(scene)
+        anim = scene.memo.get("animated")          # kept with the scene object, made once
         if anim is None:
-            anim = _SCENES[scene] = AnimatedScene(scene.data, scene.base_dir, scene.path,
-                                                  environment=scene.environment)
+            anim = scene.memo["animated"] = AnimatedScene(scene.data, scene.base_dir, scene.path,
+                                                          environment=scene.environment)
         return anim
     return AnimatedScene.load(scene, base_dir=base_dir)
 

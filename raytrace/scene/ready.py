@@ -39,7 +39,10 @@ class RenderScene:
     :class:`~raytrace.layout.Lights`; ``whitted_lights``: the Whitted integrator's
     :class:`~raytrace.layout.PunctualLights`, shadow maps filled; ``files``: absolute
     paths of the files the load read (scene file, meshes, MTLs, textures, maps, grids,
-    glTF buffers...), in the order first read."""
+    glTF buffers...), in the order first read. ``memo``: what a layer above builds from
+    this scene object once and keeps with it (``raytrace.animation.scene_at.animated``:
+    its AnimatedScene); not a field of its value: :func:`dataclasses.replace` starts an
+    empty one."""
     data: dict
     base_dir: pathlib.Path
     path: Optional[pathlib.Path]
@@ -52,6 +55,7 @@ class RenderScene:
     lights: Any
     whitted_lights: Any
     files: tuple = ()
+    memo: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def name(self):
