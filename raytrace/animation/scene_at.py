@@ -25,6 +25,7 @@ from ..camera import make_camera
 from ..errors import SceneError
 from ..scene.animation import DEFAULT_FPS, frame_range, named_lights, named_objects
 from ..scene.build import build_geometry
+from ..scene.emitters import environment_mean
 from ..loading import fill_shadow_maps
 from ..scene.load import read_scene
 from ..scene.ready import RenderScene, assemble, build_environment_of
@@ -61,6 +62,7 @@ class AnimatedScene:
     def __init__(self, data, base_dir, path=None, fps=None, cache_dir=None, environment=None):
         self.data = data
         self._environment = environment       # built at the first scene_at, or a loaded scene's
+        self._environment_mean = None         # its mean radiance (for the lights), computed once
         self._environment_files = []
         self.base_dir = pathlib.Path(base_dir)
         self.path = path
@@ -125,7 +127,7 @@ class AnimatedScene:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._environment, self._environment_files = None, []
+        self._environment, self._environment_files, self._environment_mean = None, [], None
         self._setup()
 
     # ------------------------------------------------------------------------ frames
@@ -232,11 +234,13 @@ class AnimatedScene:
                 with recording() as read:
                     self._environment = build_environment_of(data, self.base_dir, self.name)
                 self._environment_files = read.paths
+            if self._environment_mean is None:
+                self._environment_mean = environment_mean(self._environment)
             _, geometry, labels, accel, files = self._built
             own = [pathlib.Path(self.path).absolute()] if self.path else []
             files = list(dict.fromkeys(own + self._environment_files + files))
             return assemble(data, self.base_dir, self.path, geometry, labels, accel, fill_shadow_maps, files,
-                            self._environment)
+                            self._environment, self._environment_mean)
 
 
 def _replace(data, path, value, copied):

@@ -232,10 +232,12 @@ def environment_mean(env):
     return 0.0
 
 
-def build_lights(data, geo, env=None):
+def build_lights(data, geo, env=None, env_mean=None):
     """Light arrays of a loaded scene: ``data`` its validated dict, ``geo`` its
     :class:`~raytrace.layout.Geometry`, ``env`` its :class:`~raytrace.layout.Environment`
-    (:func:`build_environment`; None: the background colour only, no map)."""
+    (:func:`build_environment`; None: the background colour only, no map); ``env_mean``:
+    :func:`environment_mean` of ``env`` when the caller has it (a map's sum takes a pass
+    over its texels: the scenes of an animation share one environment)."""
     if env is None:
         bg = {k: v for k, v in data.get("background", {}).items() if k in ("color", "ambient")}
         env = build_environment(bg, ".")
@@ -283,7 +285,8 @@ def build_lights(data, geo, env=None):
         env_entry = len(kinds)
         kinds.append(LIGHT_ENV)
         index.append(0)
-        power.append(4.0 * math.pi ** 2 * radius * radius * environment_mean(env))
+        mean = environment_mean(env) if env_mean is None else env_mean
+        power.append(4.0 * math.pi ** 2 * radius * radius * mean)
     power = np.asarray(power, np.float64)
     power = np.where(np.isfinite(power) & (power > 0), power, 0.0)
     total = power.sum()

@@ -84,13 +84,16 @@ def build_environment_of(data, base_dir, name):
         raise exc.with_file(name) from None
 
 
-def assemble(data, base_dir, path, geometry, labels, accel, shadow_maps, files=(), environment=None):
+def assemble(data, base_dir, path, geometry, labels, accel, shadow_maps, files=(), environment=None,
+             environment_mean=None):
     """-> :class:`RenderScene` of a validated dict and its built geometry (``labels``:
     :class:`~raytrace.scene.build.Labels`). ``shadow_maps(lights, accel, geometry)``
     fills the depths of the punctual lights that ask for a map (module docstring).
     ``environment``: one already built for the same ``background`` (the scenes of an
     animation at several times share it: the background is not animated), else it is
-    built here. Errors are SceneErrors naming the scene file."""
+    built here; ``environment_mean``: its :func:`~raytrace.scene.emitters.environment_mean`
+    when the caller keeps it (computed here otherwise). Errors are SceneErrors naming the
+    scene file."""
     from .emitters import build_lights, scene_bounds
     from .lights import punctual_lights
 
@@ -98,7 +101,7 @@ def assemble(data, base_dir, path, geometry, labels, accel, shadow_maps, files=(
     if environment is None:
         environment = build_environment_of(data, base_dir, name)
     try:
-        lights = build_lights(data, geometry, environment)
+        lights = build_lights(data, geometry, environment, environment_mean)
         asked = data.get("lights", [])
         maps = any(light.get("shadows") == "map" for light in asked)    # bounds: for directional maps only
         punctual = punctual_lights(asked, scene_bounds(geometry)) if maps else punctual_lights(asked)
