@@ -300,7 +300,7 @@ def _render(args):
     cold = not (warmup.is_cached(kind, media) and warmup.builder_cached())
     # every phase that may compile says so (and times it): the warm-up, the render (e.g. a
     # scene with instances, AOVs), depth and normals, debug views
-    roots = warmup.roots(kind, builder=True, media=media)       # what may compile (the notice says which and why)
+    roots = warmup.roots(kind, builder=True)       # what may compile (the notice says which and why)
     with warmup.notice_on_compile(not args.quiet, expect=cold, roots=roots) as compiling:
         timers = [compiling]
         with warmup.ahead(args.scene, kind, timer=compiling):

@@ -12,8 +12,8 @@ the overrides) is an :class:`Integrator`:
   False for Whitted, rendered in bands of rows, all of a pixel's samples at once;
 - ``args(scene, s)``: the kernel arguments after the buffers, for resolved settings ``s``;
 - ``passes(scene)``: the function that renders (a pass, or a band of rows);
-- ``row_kernel(media)``: the row kernel it starts from (what warm-up compiles), for a
-  scene with media or without.
+- ``row_kernel()``: the row kernel it starts from (what warm-up compiles; one for scenes
+  with media and without: Numba compiles it for each kind of ``media`` argument).
 
 The path tracer's pass function is chosen by :func:`path_pass` alone (surfaces only, or
 surfaces and media).
@@ -63,9 +63,7 @@ def path_args(scene, s):
             kernel_settings(s), gaussian_inverse_cdf_table())
 
 
-def _path_row_kernel(media):
-    """The path tracer's row kernel (one for both: ``media`` only changes what Numba
-    compiles it for)."""
+def _path_row_kernel():
     return pk.path_rows
 
 
@@ -98,7 +96,7 @@ def whitted_rows(scene):
     return wk.render_rows
 
 
-def _whitted_row_kernel(media):
+def _whitted_row_kernel():
     from .kernels.whitted import whitted_rows as rows
     return rows
 

@@ -129,7 +129,7 @@ def test_warm_up_picks_the_media_kernels_for_a_scene_with_media(tmp_path, monkey
         with warmup.ahead(p):
             pass
         assert calls == [("start", "path", media), ("here", "path", media)]
-        assert warmup.roots("path", media=media) == [path_rows]       # one row kernel, compiled per kind
+        assert warmup.roots("path") == [path_rows]       # one row kernel, compiled per kind of scene
     p.write_text("{not json")
     assert not warmup.uses_media(p)
 

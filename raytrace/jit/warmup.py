@@ -33,11 +33,11 @@ _CHILD = ("import sys, raytrace.jit.warmup as w; "
           "w.compile_here(sys.argv[1], sys.argv[2] == '1', sys.argv[3] == '1')")
 
 
-def _kernel(integrator, media=False):
-    """The row kernel of ``integrator`` for a scene with or without media (the table's,
-    :mod:`raytrace.integrators`)."""
+def _kernel(integrator):
+    """The row kernel of ``integrator`` (the table's, :mod:`raytrace.integrators`; one for
+    scenes with and without media)."""
     from .. import integrators
-    return integrators.integrator(integrator).row_kernel(media)
+    return integrators.integrator(integrator).row_kernel()
 
 
 def _builder():
@@ -45,12 +45,11 @@ def _builder():
     return [build._build_binary, build._plan_wide, build._emit_wide]
 
 
-def roots(integrator=None, builder=False, media=False):
+def roots(integrator=None, builder=False):
     """The kernels a render starts from (what Numba compiles, with all they call): the
-    integrator's row kernel (for a scene with ``media`` or without) and, with
-    ``builder``, the BVH builder's three."""
+    integrator's row kernel and, with ``builder``, the BVH builder's three."""
     out = _builder() if builder else []
-    return out + ([_kernel(integrator, media)] if integrator else [])
+    return out + ([_kernel(integrator)] if integrator else [])
 
 
 def _dispatcher_cached(dispatcher):
@@ -74,7 +73,7 @@ def is_cached(integrator, media=False):
     """True when the integrator's kernels (for a scene with ``media`` or without) are
     cached as the code is now (nothing of them would compile)."""
     units = _media_units() if media and integrator == "path" else []
-    return all(_dispatcher_cached(d) for d in [_kernel(integrator, media)] + units)
+    return all(_dispatcher_cached(d) for d in [_kernel(integrator)] + units)
 
 
 def builder_cached():
@@ -188,7 +187,7 @@ def start(integrator, instanced=False, media=False):
     if (os.cpu_count() or 1) < 2 or is_cached(integrator, media):
         return []
     from . import parallel
-    root = _kernel(integrator, media)
+    root = _kernel(integrator)
     workers = parallel.start([(root, parallel.variant_name(root, instanced))])
     if workers:
         return workers
@@ -240,4 +239,4 @@ def compile_here(integrator, instanced=False, media=False):
         scene = dataclasses.replace(scene, accel=with_empty_instance_levels(scene.accel))
     raytrace.render(scene, width=1, height=1, spp=1)
     from . import parallel
-    parallel.record(_kernel(integrator, media))   # the plan that lets the next cold start go parallel
+    parallel.record(_kernel(integrator))   # the plan that lets the next cold start go parallel

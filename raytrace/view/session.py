@@ -437,8 +437,7 @@ class Session:
         try:
             if self._scene is not None:
                 from ..renderer import resolve_settings
-                roots = warmup.roots(resolve_settings(self._scene, self.overrides)["integrator"], builder=True,
-                                     media=self._scene.media is not None)
+                roots = warmup.roots(resolve_settings(self._scene, self.overrides)["integrator"], builder=True)
         except Exception:     # noqa: BLE001 - only the wording depends on it
             pass
         session = self
