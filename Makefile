@@ -38,7 +38,7 @@ KERNEL_TESTS := tests/test_jit_cache.py tests/test_jit_isolation.py tests/test_n
 	tests/test_compile_cache.py tests/test_compile_keys.py tests/test_borrow.py tests/test_simd.py \
 	tests/test_regression.py tests/test_path_integrator.py tests/test_media_closed_forms.py \
 	tests/test_bsdf.py tests/test_shading.py tests/test_curves.py tests/test_skinning.py \
-	tests/test_particles_integrators.py
+	tests/test_particles_integrators.py tests/test_late_binding.py
 $(OLDEST)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(OLDEST)
 	$(OLDEST)/bin/pip install -q uv || true

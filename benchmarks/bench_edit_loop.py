@@ -74,8 +74,19 @@ def command(scene):
     return [sys.executable, "-m", "raytrace", "render", *scene, "-o", str(WORK / "out.png")]
 
 
+def settle(e, deadline=900):
+    """Wait until no background compile (``raytrace.jit.late``: a late-bound render builds
+    the full kernel in a detached process, a cold one the late twin) runs on the cache
+    of ``e``: each timed command starts on a quiet machine, as after a user's pause."""
+    cache = pathlib.Path(e["NUMBA_CACHE_DIR"])
+    t_end = time.monotonic() + deadline
+    while any(cache.rglob(".building-*")) and time.monotonic() < t_end:
+        time.sleep(0.5)
+
+
 def timed(cmd, e):
     """Wall seconds of one command (it must succeed) and its stderr."""
+    settle(e)
     t0 = time.perf_counter()
     r = subprocess.run(cmd, cwd=WORK, env=e, capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - t0

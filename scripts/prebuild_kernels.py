@@ -7,7 +7,8 @@ to compile for the portable level ``x86-64-v3`` (``NUMBA_CPU_NAME``/``NUMBA_CPU_
 set in the environment of this script's own child processes, nowhere else), this runs
 ``raytrace render`` on every scene in ``scenes/`` and ``raytrace animate`` on every scene
 in ``scenes/animation/``, small (32 x 24 pixels, 1 sample, 2 frames), and compiles both
-integrators with and without instances. It then writes ``raytrace/prebuilt/`` with
+integrators with and without instances, and their late twins (``raytrace.jit.late``;
+background builds are off here). It then writes ``raytrace/prebuilt/`` with
 ``raytrace.jit.bundle.make`` (and ``plans.pkl``: the argument types of every compile
 unit, which let a cold compile elsewhere run in parallel, ``raytrace/jit/parallel.py``).
 A bundle with the same files (the same kernels' keys, Numba, Python, CPU level) is kept:
@@ -70,7 +71,7 @@ def run(args, env, what):
 def main():
     cache = pathlib.Path(tempfile.mkdtemp(prefix="prebuild-cache-"))
     out = pathlib.Path(tempfile.mkdtemp(prefix="prebuild-out-"))
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), RAYTRACE_PREBUILT="0",
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), RAYTRACE_PREBUILT="0", RAYTRACE_LATE="0",
                NUMBA_CPU_NAME="x86-64-v3", NUMBA_CPU_FEATURES="")
     for name in ("RAYTRACE_SIMD", "RAYTRACE_BORROW", "NUMBA_BOUNDSCHECK", "RAYTRACE_DISK_CACHE"):
         env.pop(name, None)
@@ -79,6 +80,8 @@ def main():
     failed = 0
     print(f"compiling into {cache}")
     failed += not run([sys.executable, "-c", COMPILE_VARIANTS], env, "both integrators, with and without instances")
+    failed += not run([sys.executable, "-c", COMPILE_VARIANTS], dict(env, RAYTRACE_LATE="twin"),
+                      "their late twins (raytrace/jit/late.py: a first edit below a row kernel compiles only that)")
     for scene in sorted((REPO / "scenes").glob("*.json")):
         failed += not run(cli + ["render", str(scene), "-o", str(out / f"{scene.stem}.png")] + small,
                           env, f"render {scene.name}")

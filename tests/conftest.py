@@ -8,6 +8,12 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED = pathlib.Path(os.environ.get("RT_SHARED_DIR", REPO.parent / "shared"))
 OUTPUT = REPO / "tests" / "output"
 
+# Late-bound row kernels (raytrace.jit.late) start background compiles that outlive the
+# process that asked for them; the suite's processes share cache folders and count the
+# files in them, so late binding is off here, and tests/test_late_binding.py switches
+# it on where it is the subject.
+os.environ["RAYTRACE_LATE"] = "0"
+
 
 def shared_path(*parts):
     """Path into ../shared, or skip the test when that file is not there."""

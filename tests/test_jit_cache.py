@@ -249,7 +249,7 @@ def test_off_a_terminal_each_kernel_compiled_gets_a_line(tmp_path):
     text = bsdf.read_text()
     assert ggx in text
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAYTRACE_", "NUMBA_"))}
-    env.update(PYTHONPATH=str(root), RAYTRACE_NO_WARMUP="1")
+    env.update(PYTHONPATH=str(root), RAYTRACE_NO_WARMUP="1", RAYTRACE_LATE="0")     # the full build's notice
     command = [sys.executable, "-m", "raytrace", "render", str(REPO / "scenes" / "cornell_box.json"),
                "--size", "16", "16", "--spp", "1", "-o", str(tmp_path / "out.png")]
     run_it = dict(env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)   # (not the checkout's)

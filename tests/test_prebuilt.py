@@ -43,15 +43,21 @@ def _raytrace_dispatchers():
     """{file-name base ("path.path_rows"): [dispatchers]} of every kernel module's kernels."""
     import importlib
     from numba.core.dispatcher import Dispatcher
+
+    from raytrace.jit import late
     out = {}
     for path in sorted((REPO / "raytrace").rglob("*.py")):
-        if "raytrace.jit import" not in path.read_text():
+        text = path.read_text()
+        if "raytrace.jit import" not in text and "from .roles import" not in text:
             continue
         name = "raytrace." + ".".join(path.relative_to(REPO / "raytrace").with_suffix("").parts)
         module = importlib.import_module(name.replace(".__init__", ""))
         for value in vars(module).values():
             if isinstance(value, Dispatcher) and value.py_func.__module__ == module.__name__:
                 out.setdefault(cache.dispatcher_cache(value)._name, []).append(value)
+                if late._is_row_kernel(value):        # and its late twin (raytrace/jit/late.py)
+                    twin = late.variant(value)
+                    out.setdefault(cache.dispatcher_cache(twin)._name, []).append(twin)
     return out
 
 
@@ -214,7 +220,8 @@ PHONG = "    return intensity * (n_dot_l * kd + spec * ks)\n"
 def test_fresh_checkout_renders_without_compiling_and_like_a_compiled_render(tmp_path):
     """A copy of the packages at another path (a fresh clone) with an empty cache compiles
     no raytrace kernel, and leaves Numba's CPU setting alone. The same copy with ``phong``
-    edited compiles only the kernels the edit touched (the bundle serves the rest), and
+    edited compiles only the unit the edit touched (the bundle serves the rest, the row
+    kernel's shipped late twin included), and
     its image equals, bit for bit, that of kernels all compiled from the edited source
     with the bundle switched off (never a stale shipped kernel)."""
     if environment_mismatch() or stale_kernels():
@@ -230,8 +237,11 @@ def test_fresh_checkout_renders_without_compiling_and_like_a_compiled_render(tmp
     source = whitted.read_text()
     assert PHONG in source
     whitted.write_text(source.replace(PHONG, PHONG.replace("spec * ks", "0.5 * spec * ks"), 1))
-    edited, compiled_edited, _, _ = _render(tmp_path, "edited", clone, scene)
-    assert "raytrace.kernels.whitted.whitted_rows" in compiled_edited
+    # (no background build: RAYTRACE_NO_WARMUP) the shipped late twin of whitted_rows
+    # stands in (raytrace/jit/late.py): only the unit phong is inlined into compiles
+    edited, compiled_edited, _, _ = _render(tmp_path, "edited", clone, scene, RAYTRACE_NO_WARMUP="1")
+    assert "raytrace.kernels.whitted.direct_phong" in compiled_edited
+    assert not [n for n in compiled_edited if n.startswith("raytrace.kernels.whitted.whitted_rows")], compiled_edited
     assert not [n for n in compiled_edited if n.startswith(("raytrace.accel.build", "raytrace.accel.traverse"))]
     own, compiled_own, _, _ = _render(tmp_path, "compiled", clone, scene, RAYTRACE_PREBUILT="0")
     assert "raytrace.accel.build._build_binary" in compiled_own   # the control compiled everything

@@ -9,6 +9,8 @@
 - :mod:`.inline`: the fast-inlining pipeline raytrace's dispatchers compile with;
 - :mod:`.bundle`: the kernels shipped with the package (compiled for ``x86-64-v3``);
 - :mod:`.plan`: which kernels an edit made stale, and why;
+- :mod:`.late`: a row kernel's late twin, which calls the kernels below it through
+  symbols bound at load, so that an edit below it compiles only the edited kernels;
 - :mod:`.parallel`, :mod:`.warmup`: compiling ahead, in other processes (one warm-up
   for the CLI and the preview);
 - :mod:`.notice`: what compiles and how long, on any stream;

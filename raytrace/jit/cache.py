@@ -213,17 +213,23 @@ class KernelCache:
             for place in places:
                 path = place / name
                 try:
-                    stored_key, payload = pickle.loads(path.read_bytes())
+                    stored_key, payload, *late_calls = pickle.loads(path.read_bytes())
                 except FileNotFoundError:
                     continue
                 except Exception:       # noqa: BLE001 - torn, foreign or naming types we lack
                     continue
                 if stored_key != self.key_text(dep, magic, sig):
                     continue
+                bound = _bind_late(late_calls[0]) if late_calls else ()
+                if bound is None:
+                    continue
                 try:
                     cres = compiler.CompileResult._rebuild(target_context, *payload)
                 except Exception:       # noqa: BLE001 - compile instead
                     continue
+                if bound:
+                    from . import late
+                    late.remember(cres.library, bound)
                 with contextlib.suppress(OSError):
                     if place == places[0]:
                         os.utime(path)      # recently used: kept when old keys are pruned
@@ -242,7 +248,10 @@ class KernelCache:
         from numba.core.serialize import dumps
         dep = self.dependency_key()
         magic = cres.library.codegen.magic_tuple()
-        data = dumps((self.key_text(dep, magic, sig), cres._reduce()))
+        from . import late
+        late_calls = late.needed(cres.library)
+        record = (self.key_text(dep, magic, sig), cres._reduce()) + ((late_calls,) if late_calls else ())
+        data = dumps(record)
         try:
             folders.write_whole(folder / self.file_name(dep, magic, sig), data)
             from . import plan
@@ -265,6 +274,17 @@ class KernelCache:
             for path in place.glob(f"{glob.escape(self._name)}.{dep}.*.nbk"):
                 if path.name.split(".")[-3] in magics:
                     return True
+        return False
+
+    def has_signature(self, sig):
+        """Whether ``sig`` is cached under the current dependency key for a code generator
+        whose kernels run here (a file name only: nothing is read)."""
+        from numba.core.registry import cpu_target
+        dep = self.dependency_key()
+        for magic in accepted_magics(cpu_target.target_context.codegen()):
+            name = self.file_name(dep, magic, sig)
+            if any((place / name).is_file() for place in self._folders()):
+                return True
         return False
 
     def records(self):
@@ -293,6 +313,16 @@ class KernelCache:
             with contextlib.suppress(OSError):
                 if time.time() - tmp.stat().st_mtime > 3600:
                     tmp.unlink()
+
+
+def _bind_late(calls):
+    """Bind what a late twin calls before its code is loaded (``raytrace.jit.late``);
+    -> the symbols, or None when that cannot be done (the file is then not used)."""
+    from . import late
+    try:
+        return late.bind_all(calls)
+    except Exception:       # noqa: BLE001 - a kernel that no longer compiles: compile the twin
+        return None
 
 
 def dispatcher_cache(dispatcher):

@@ -133,6 +133,10 @@ def _feed_value(h, value, names, busy):
         _feed_function(sub, value.py_func, busy)
         h.update(sub.digest())
         return
+    late_key = getattr(value, "_raytrace_key", None)
+    if isinstance(late_key, str):       # a late twin's stub (raytrace.jit.late)
+        h.update(f"{late_key};".encode())
+        return
     if isinstance(value, types.ModuleType):
         h.update(f"module {value.__name__}".encode())
         if is_ours(value):              # the attributes the code may name

@@ -75,8 +75,11 @@ def compiled(dispatcher):
 
 def stale(roots):
     """The functions of the ``roots``' closure that are compiled alone and not cached
-    under their current key, callees first."""
-    return [d for d in closure(roots) if compiled_alone(d) and not cache.dispatcher_cache(d).has_key()]
+    under their current key, callees first; not a row kernel whose late twin is cached
+    (``raytrace.jit.late.choose`` renders with the twin instead)."""
+    from . import late
+    return [d for d in closure(roots) if compiled_alone(d) and not cache.dispatcher_cache(d).has_key()
+            and not late.twin_stands_in(d)]
 
 
 def _digests(py_func):

@@ -28,7 +28,9 @@ for anyone else. ``tests/test_structure.py`` checks that no module of the packag
 import functools
 
 
-def _declare(py_func, options):
+def declare(py_func, options):
+    """``py_func`` jitted with ``options`` (a role's, or a dispatcher's ``targetoptions``),
+    the fast-inlining pipeline and its own :class:`~raytrace.jit.cache.KernelCache`."""
     from numba import njit
 
     from . import cache, inline
@@ -46,7 +48,7 @@ def _role(options, allowed=()):
         chosen = dict(options, **{k: v for k, v in asked.items() if v is not None})
         if py_func is None:
             return functools.partial(decorator, **asked)
-        return _declare(py_func, chosen)
+        return declare(py_func, chosen)
     return decorator
 
 

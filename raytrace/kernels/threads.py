@@ -28,7 +28,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
-from raytrace.jit import helper
+from raytrace.jit import helper, late
 import numba
 import numpy as np
 
@@ -80,6 +80,7 @@ def run_rows(kernel, rows, *args):
     docstring); ``rows``: int64 array."""
     rows = np.ascontiguousarray(rows, np.int64)
     queue = np.zeros(1, np.int64)
+    kernel = late.choose(kernel, (rows, queue) + args)    # the full build, or its late twin
     n = thread_count(rows.shape[0])
     if n == 1:
         kernel(rows, queue, *args)
