@@ -264,12 +264,21 @@ def _make_classes():
                 state.func_ir.blocks = simplify_CFG(state.func_ir.blocks)
             return True
 
+    from . import late
+    lowering_pass = late.lowering_pass()
+
     class Pipeline(CompilerBase):
-        """Numba's nopython pipeline with :class:`FastInlineInlinables`."""
+        """Numba's nopython pipeline with :class:`FastInlineInlinables` and, where
+        ``raytrace.jit.late`` can make it, its lowering pass (which adds each kernel's
+        entry for late twins)."""
 
         def define_pipelines(self):
-            return [_swap_pass(DefaultPassBuilder.define_nopython_pipeline(self.state),
-                               FastInlineInlinables)]
+            pm = _swap_pass(DefaultPassBuilder.define_nopython_pipeline(self.state), FastInlineInlinables)
+            if lowering_pass is not None:
+                from numba.core.typed_passes import NativeLowering
+                pm.passes = [(lowering_pass if cls is NativeLowering else cls, desc) for cls, desc in pm.passes]
+                pm.finalize()
+            return [pm]
 
     return Pipeline
 

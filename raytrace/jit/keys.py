@@ -33,7 +33,7 @@ import sys
 import types
 import weakref
 
-KEY_VERSION = "2"     # bump when the key's recipe changes
+KEY_VERSION = "4"     # bump when the key's recipe changes
 PACKAGES = ("raytrace",)
 
 _keys = weakref.WeakKeyDictionary()     # py_func -> hex key

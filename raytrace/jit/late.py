@@ -2,36 +2,45 @@
 
 Why. A row kernel (``path_rows``, ``whitted_rows``) is compiled with every kernel it calls
 linked into its module and optimised again by LLVM, so its cache key includes their code:
-an edit of ``ggx_d`` recompiles ``bsdf_eval``, ``bsdf_sample`` *and* ``path_rows``, and the
-row kernel is most of the time (5-7 s of an edit's 7 s).
+an edit of ``ggx_d`` recompiled ``bsdf_eval``, ``bsdf_sample`` *and* ``path_rows``, and the
+row kernel was most of the time (5-7 s of an edit's 7 s).
 
-What. :func:`variant` makes the row kernel's *late* twin from the same source: its
-inline helpers (``trace_path``, ``direct_light`` ...) are declared again over a copy of
-their module's globals in which every separately compiled kernel they call (``scene_hit``,
+What. :func:`variant` makes a kernel's *late twin* from the same source: its inline
+helpers (``trace_path``, ``direct_light`` ...) are declared again over a copy of their
+module's globals in which every separately compiled kernel they call (``scene_hit``,
 ``bsdf_eval``, ``sample_light`` ...: the *bound* kernels) is replaced by a stub. A stub is
 typed by compiling (or loading) its kernel for the argument types at hand and lowers to a
-plain call of an external function ``raytrace_late_<digest>``, the digest naming the
-kernel and its argument types, not its code. :func:`bind` points that symbol at the
-kernel's C-ABI entry (Numba's ``cfunc`` wrapper that every nopython compile carries,
-whose arguments and result are the types' LLVM values) with ``llvmlite.binding.add_symbol``.
-So the late twin's key holds its own code, its helpers' and the bound kernels' names and
-parameters, never their bodies: after an edit below it only the edited kernels compile.
+call of an external function ``raytrace_late_<digest>``, the digest naming the kernel and
+its argument types, not its code. :func:`bind` points that symbol, with
+``llvmlite.binding.add_symbol``, at the kernel's *entry for late twins*
+(``late_entry.<name>``, which :func:`lowering_pass` adds to every kernel raytrace
+compiles): its arguments as LLVM values, except the scene's records
+(:data:`SCENE_RECORDS`: the BVH, geometry, lights, environment and media), which a twin
+stores once per call of the row kernel and passes by address. So the twin's key holds
+its own code, its helpers' and the bound kernels' names and parameters, never their
+bodies: after an edit below it only the edited kernels compile, and a kernel that takes
+no scene record and calls others is bound to its own twin when it is stale
+(:func:`_bind_target`: an edit of ``ggx_d`` compiles ``ggx_d`` alone).
 
-A late twin in the on-disk cache records which symbols it calls, with each kernel's
-argument and result types (:func:`needed` / :func:`bind_all`); loading it binds them first
+A twin in the on-disk cache records which symbols it calls, with each kernel's argument
+and result types (:func:`needed` / :func:`bind_all`); loading it binds them first
 (compiling the kernels that are stale) and refuses the file when a result type changed.
 Its code is the full build's minus LLVM's inlining across the bound calls: the same
 arithmetic in the same order (no fast-math contraction), so the same image bit for bit,
-a little slower (``benchmarks/bench_edit_loop.py`` measures both).
+about 1.3x slower (``tests/test_late_binding.py``; ``benchmarks/bench_edit_loop.py``).
+:func:`choose` decides, at each call of a row kernel, which build runs, and starts the
+full build in the background (:func:`build_in_background`).
 
-Fence. The stub uses an intrinsic (public), ``llvmlite.binding.add_symbol`` (public), and
-three internals of Numba's: a compile result's ``library.get_pointer_to_function`` and
-``fndesc.llvm_cfunc_wrapper_name``, and the target context's ``active_code_library``.
-:func:`status` checks them on a probe kernel once per process (a call through a bound
-symbol must return the kernel's value); on any other result, or a Numba outside
-:data:`NUMBA_RANGE`, :func:`available` is False, renders use the full build, and the
-reason is said once. ``tests/test_late_binding.py`` fails when the probe fails on a
-checked Numba.
+Fence. The stub is an intrinsic (public); ``llvmlite.binding.add_symbol`` is public. The
+entry needs Numba internals: a subclass of the ``NativeLowering`` pass and of
+``lowering.Lower`` (its ``create_cfunc_wrapper`` hook), the call convention's
+``get_function_type`` / ``call_function``, a compile result's
+``library.get_pointer_to_function`` and ``fndesc.llvm_func_name``, and the target
+context's ``active_code_library``. :func:`status` runs a probe twin once per process
+(``jit/_late_probe.py``: its value must come back through a bound symbol); on any other
+result, or a Numba outside :data:`NUMBA_RANGE`, :func:`available` is False, renders use
+the full build, and the reason is said once. ``tests/test_late_binding.py`` fails when the
+probe fails on a checked Numba (the oldest and the newest allowed are tested).
 """
 import atexit
 import contextlib
@@ -50,11 +59,14 @@ import weakref
 
 NUMBA_RANGE = ((0, 61), (0, 68))     # the Numba releases whose internals were checked
 PREFIX = "raytrace_late_"
+ABI = "scene-byref-1"   # how a twin calls a bound kernel (see ENTRY): part of every twin's key
+ENTRY = "late_entry."    # + the kernel's LLVM name: its entry for late twins
 
 _variants = weakref.WeakKeyDictionary()     # full dispatcher -> late twin dispatcher
 _stubs = weakref.WeakKeyDictionary()        # bound dispatcher -> its stub
 _bound = {}                                 # symbol -> (dispatcher, argument types, result type)
 _needed = weakref.WeakKeyDictionary()       # code library being lowered -> symbols it calls
+_slots = weakref.WeakKeyDictionary()        # LLVM function being built -> {record type: (slot, stored flag)}
 _state = {"checked": False, "reason": None}
 
 
@@ -67,20 +79,120 @@ def symbol(dispatcher, argtypes):
     return PREFIX + hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
+# The scene's records: built in Python once per scene, never in a kernel (tests/test_late_binding.py
+# checks the package's kernels for it). A late twin stores each one once per call of the row
+# kernel and passes its address; every other argument goes by value.
+SCENE_RECORDS = {("raytrace.layout", "Geometry"), ("raytrace.layout", "Lights"), ("raytrace.layout", "Environment"),
+                 ("raytrace.layout", "Media"), ("raytrace.accel.build", "Accel"),
+                 ("raytrace.accel.instances", "SceneAccel")}
+
+
+def is_scene_record(numba_type):
+    """Whether ``numba_type`` is one of :data:`SCENE_RECORDS` (borrowed or not)."""
+    cls = getattr(numba_type, "instance_class", None)
+    return cls is not None and (getattr(cls, "__module__", None), getattr(cls, "__qualname__", None)) in SCENE_RECORDS
+
+
+def lowering_pass():
+    """Numba's ``NativeLowering`` pass, subclassed to add to each kernel's code its entry
+    for late twins, ``late_entry.<name>``: the kernel's arguments as LLVM values, but
+    the scene's records (:func:`is_scene_record`) by address, so that a bound call
+    passes a pointer to the record the twin stored once instead of copying every
+    array of it (by value, at about 100-200 ns a call, a twin rendered 3.7x slower
+    than the full build). None where it cannot be built (then no twin can bind:
+    :func:`status` says so)."""
+    try:
+        return _make_lowering_pass()
+    except Exception:       # noqa: BLE001 - the probe reports it
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def _make_lowering_pass():
+    from numba.core import lowering
+    from numba.core.compiler_machinery import register_pass
+    from numba.core.typed_passes import NativeLowering
+
+    class LateEntryLower(lowering.Lower):
+        def create_cfunc_wrapper(self):
+            super().create_cfunc_wrapper()
+            _add_entry(self.context, self.library, self.fndesc)
+
+    @register_pass(mutates_CFG=True, analysis_only=False)
+    class LateEntryLowering(NativeLowering):
+        _name = "raytrace_native_lowering"
+
+        @property
+        def lowering_class(self):
+            return LateEntryLower
+
+    return LateEntryLowering
+
+
+def _add_entry(context, library, fndesc):
+    """``late_entry.<name>``: take each scene record from its address, call the kernel
+    (Numba's calling convention; LLVM inlines a ``@unit``), report an error as Numba's
+    C entry does (under the GIL, as unraisable)."""
+    from llvmlite import ir
+    module = context.create_module("late_entry")
+    inner = ir.Function(module, context.call_conv.get_function_type(fndesc.restype, fndesc.argtypes),
+                        fndesc.llvm_func_name)
+    params = [context.get_value_type(t).as_pointer() if is_scene_record(t) else context.get_value_type(t)
+              for t in fndesc.argtypes]
+    entry = ir.Function(module, ir.FunctionType(context.get_value_type(fndesc.restype), params),
+                        ENTRY + fndesc.llvm_func_name)
+    builder = ir.IRBuilder(entry.append_basic_block("entry"))
+    values = [builder.load(a) if is_scene_record(t) else a for a, t in zip(entry.args, fndesc.argtypes)]
+    status, out = context.call_conv.call_function(builder, inner, fndesc.restype, fndesc.argtypes, values)
+    with builder.if_then(status.is_error, likely=False):
+        pyapi = context.get_python_api(builder)
+        gil = pyapi.gil_ensure()
+        context.call_conv.raise_error(builder, pyapi, status)
+        text = pyapi.string_from_string(context.insert_const_string(builder.module, fndesc.qualname))
+        pyapi.err_write_unraisable(text)
+        pyapi.decref(text)
+        pyapi.gil_release(gil)
+    builder.ret(out)
+    library.add_ir_module(module)
+
+
 def bind(dispatcher, argtypes):
     """Compile (or load) ``dispatcher`` for ``argtypes`` and point its symbol at the
     compiled code's C-ABI entry; -> (symbol, result type)."""
     import llvmlite.binding as ll
     argtypes = tuple(argtypes)
-    dispatcher.compile(argtypes)
-    cres = dispatcher.overloads[argtypes]
-    address = cres.library.get_pointer_to_function(cres.fndesc.llvm_cfunc_wrapper_name)
+    target = _bind_target(dispatcher, argtypes)
+    target.compile(argtypes)
+    cres = target.overloads[argtypes]
+    address = cres.library.get_pointer_to_function(ENTRY + cres.fndesc.llvm_func_name)
     if not address:
-        raise LookupError(f"{dispatcher.py_func.__qualname__} has no C entry for {argtypes}")
+        raise LookupError(f"{dispatcher.py_func.__qualname__} has no entry for late twins for {argtypes}")
     name = symbol(dispatcher, argtypes)
     ll.add_symbol(name, address)
     _bound[name] = (dispatcher, argtypes, cres.signature.return_type)
     return name, cres.signature.return_type
+
+
+def _bind_target(dispatcher, argtypes):
+    """What a symbol of ``dispatcher`` is bound to: the kernel itself, or, when it is stale
+    (an edit in it or below it), calls kernels of its own and takes none of the scene's
+    records, its late twin, which compiles without its callees (``bsdf_eval`` without
+    ``ggx_d``: an edit of ``ggx_d`` then compiles ``ggx_d`` alone). A kernel that takes
+    scene records (``direct_phong``) is bound as itself: its twin would store them again
+    at each of its calls (measured: the Whitted showcase rendered 2.4x slower, for 1 s
+    less compiling). Not in ``twin`` mode, which builds the twins of the row kernels over
+    the full kernels below them."""
+    if mode() != "auto" or any(is_scene_record(t) for t in argtypes) or _ready(dispatcher, argtypes):
+        return dispatcher
+    twin = variant(dispatcher)
+    return twin if twin.py_func.__globals__ is not dispatcher.py_func.__globals__ and _binds_any(dispatcher) else dispatcher
+
+
+def _binds_any(dispatcher):
+    """Whether ``dispatcher`` calls (through its helpers) a kernel compiled on its own."""
+    from . import keys
+    return any(keys.is_ours(c.py_func) and (not _is_helper(c) or _Rebinder()._reaches_bound(c))
+               for c in keys.callees(dispatcher.py_func))
 
 
 def needed(library):
@@ -137,9 +249,24 @@ def _make_stub(dispatcher):
         def codegen(context, builder, sig, values):
             _needed.setdefault(context.active_code_library, set()).add(name)
             cast = [context.cast(builder, v, t, u) for v, t, u in zip(values, sig.args, argtypes)]
-            fnty = ir.FunctionType(context.get_value_type(restype), [v.type for v in cast])
-            return builder.call(cgutils.get_or_insert_function(builder.module, fnty, name), cast)
+            passed = [_stored_once(builder, v, u) if is_scene_record(u) else v for v, u in zip(cast, argtypes)]
+            fnty = ir.FunctionType(context.get_value_type(restype), [v.type for v in passed])
+            return builder.call(cgutils.get_or_insert_function(builder.module, fnty, name), passed)
         return restype(*args), codegen
+
+    def _stored_once(builder, value, numba_type):
+        """The address of ``value`` (a scene record) in a slot of the function being
+        built, stored at the function's first bound call that passes a record of this
+        type: a scene record is the same throughout a row kernel's call."""
+        slots = _slots.setdefault(builder.function, {})
+        if numba_type not in slots:
+            slots[numba_type] = (cgutils.alloca_once(builder, value.type),
+                                 cgutils.alloca_once(builder, ir.IntType(1)))     # (zeroed in the entry block)
+        slot, done = slots[numba_type]
+        with builder.if_then(builder.not_(builder.load(done)), likely=False):
+            builder.store(value, slot)
+            builder.store(ir.Constant(ir.IntType(1), 1), done)
+        return slot
 
     source = (f"def {dispatcher.py_func.__name__}(typingctx, {', '.join(params)}):\n"
               f"    return typer(({', '.join(params)},))\n")
@@ -147,7 +274,7 @@ def _make_stub(dispatcher):
     exec(source, scope)     # noqa: S102 - an intrinsic needs the kernel's own parameter list
     made = intrinsic(scope[dispatcher.py_func.__name__])
     py = dispatcher.py_func
-    made._raytrace_key = f"late {py.__module__}.{py.__qualname__}{inspect.signature(py)}"
+    made._raytrace_key = f"late {ABI} {py.__module__}.{py.__qualname__}{inspect.signature(py)}"
     return made
 
 
@@ -157,11 +284,21 @@ def _is_helper(dispatcher):
 
 
 def variant(dispatcher):
-    """The late twin of row kernel ``dispatcher`` (one per dispatcher, made once)."""
+    """The late twin of ``dispatcher`` (a row kernel, or a kernel that calls others; one
+    per dispatcher, made once)."""
     found = _variants.get(dispatcher)
     if found is None:
         found = _variants[dispatcher] = _Rebinder().function(dispatcher, "__late")
+        _originals[found] = dispatcher
     return found
+
+
+def original(dispatcher):
+    """The dispatcher whose late twin ``dispatcher`` is, or ``dispatcher`` itself."""
+    return _originals.get(dispatcher, dispatcher)
+
+
+_originals = weakref.WeakKeyDictionary()    # late twin -> its original
 
 
 class _Rebinder:
@@ -178,7 +315,8 @@ class _Rebinder:
         out = value
         if keys._is_dispatcher(value) and keys.is_ours(value.py_func):
             if not _is_helper(value):
-                out = stub(value)
+                only = os.environ.get("RT_ONLY")
+                out = stub(value) if only is None or value.py_func.__qualname__ in only.split(",") else value
             elif self._reaches_bound(value):
                 out = self.function(value, "")
         elif isinstance(value, types.ModuleType) and keys.is_ours(value):
@@ -325,6 +463,10 @@ def choose(kernel, args):
     if not _ready(twin, sig):
         _later(kernel, sig, twin=True)      # so that the next edit finds it
         return kernel
+    try:
+        twin.compile(sig)   # bind, compiling what is stale
+    except Exception:       # noqa: BLE001 - code that does not compile: the full build says where, as Numba does
+        return kernel
     _later(kernel, sig, twin=False)
     if kernel.py_func.__qualname__ not in _said:
         _said.add(kernel.py_func.__qualname__)
@@ -337,14 +479,14 @@ def choose(kernel, args):
 _said = set()     # row kernels whose twin this process has said it uses
 
 
-GRACE_SECONDS = 2.0     # a background build waits this long for the render that asked
+GRACE_SECONDS = 10.0    # a background build waits this long for the render that asked
 
 
 def _later(kernel, sig, twin):
     """Start :func:`build_in_background` once this process has rendered for
-    :data:`GRACE_SECONDS` since asking (checked at each :func:`choose`), or when it
-    exits, whichever comes first: a short render (the edit loop's image) keeps every
-    core, a long one gets the full build soon."""
+    :data:`GRACE_SECONDS` since asking (checked at each :func:`choose`: each pass or band),
+    or when it exits, whichever comes first: a short render (the edit loop's image) keeps
+    every core, a long one gets the full build (which renders about 2-3x faster) soon."""
     from .cache import signature_text
     tag = (kernel.py_func.__qualname__, signature_text(sig), twin)
     now = time.monotonic()

@@ -184,18 +184,22 @@ class CompileNotice:
             def on_start(self, ev):
                 d = ev.data.get("dispatcher")
                 notice._starts[id(d)] = time.perf_counter()
-                label = notice._stale.get(id(d))
+                from . import late
+                label = notice._stale.get(id(late.original(d)))
                 if label:
                     notice._current = label
 
             def on_end(self, ev):
                 d = ev.data.get("dispatcher")
                 t0 = notice._starts.pop(id(d), None)
-                from . import cache, plan
+                from . import cache, late, plan
+                kernel = late.original(d)       # a late twin compiled in its kernel's stead
                 if t0 is not None and cache.dispatcher_cache(d) is not None and (
-                        id(d) in notice._stale or not notice._stale):
-                    label = notice._stale.get(id(d)) or plan.name(d)
-                    notice._finished(d, label, time.perf_counter() - t0)
+                        id(kernel) in notice._stale or not notice._stale):
+                    label = notice._stale.get(id(kernel)) or plan.name(kernel)
+                    if kernel is not d:
+                        label += " (late twin)"
+                    notice._finished(kernel, label, time.perf_counter() - t0)
         self._listener = _Progress()
         event.register("numba:compile", self._listener)
 

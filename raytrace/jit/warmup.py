@@ -167,7 +167,10 @@ def ahead(scene_path, integrator=None, timer=None):
     media = uses_media(scene_path)
     state = types.SimpleNamespace(cold=not (is_cached(kind, media) and builder_cached()), compile=True)
     instanced = uses_instances(scene_path)
-    procs = start(kind, instanced, media) if state.cold else None
+    # where the row kernel's late twin stands in (raytrace.jit.late), what is stale is
+    # compiled here, as twins of its own where that is less (no full units in workers)
+    from . import late
+    procs = start(kind, instanced, media) if state.cold and not late.twin_stands_in(_kernel(kind)) else None
     try:
         yield state
     finally:

@@ -28,7 +28,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
-from raytrace.jit import helper, late
+from raytrace.jit import helper
 import numba
 import numpy as np
 
@@ -80,6 +80,7 @@ def run_rows(kernel, rows, *args):
     docstring); ``rows``: int64 array."""
     rows = np.ascontiguousarray(rows, np.int64)
     queue = np.zeros(1, np.int64)
+    from raytrace.jit import late     # (here: the kernels' keys do not follow the compile layer's code)
     kernel = late.choose(kernel, (rows, queue) + args)    # the full build, or its late twin
     n = thread_count(rows.shape[0])
     if n == 1:
