@@ -256,7 +256,7 @@ class _StopFlag:
                 signal.signal(signal.SIGINT, self._old)
 
 
-def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None, scene_at=None):
+def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None, scene_at=None, rows=None):
     """The progressive render loop (a progressive integrator of :mod:`raytrace.integrators`:
     the path tracer) -> (image or None, its variance, passes done, per-pixel counts of samples dropped
     as non-finite, the adaptive :class:`~raytrace.film.adaptive.Plan` or None, pixels
@@ -267,7 +267,9 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
     spp comes from :func:`_spp_for_budget` (``s["spp"]`` is set to it). ``scene_at(k)``
     (or None): the scene of pass ``k``, for a scene that changes between passes (motion
     blur, :mod:`raytrace.animation.motion_blur`; ``scene`` is pass 0's): one sample per
-    kernel call, uniform (no noise threshold, no time budget in ``s``).
+    kernel call, uniform (no noise threshold, no time budget in ``s``). ``rows``: None, or
+    ``(row0, row1)``: a uniform render of those rows only (render-farm tiles, motion-blur
+    bands; the image's other rows stay 0), the same sums as the whole render's.
 
     A uniform render takes each pass in chunks of rows, each call
     sized to :data:`BATCH_SECONDS` at the last call's speed (the first: a few rows), so that
@@ -291,6 +293,11 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
     extra = {"capped": capped} if media else {}
     chunked = not adaptive
     order = (np.arange(h, dtype=np.int64) * settings.row_stride) % h     # render_pass's own row order
+    if rows is not None:
+        if adaptive:
+            raise ValueError("a band of rows renders uniformly (no noise threshold)")
+        order = order[(order >= rows[0]) & (order < rows[1])]
+    n_rows = order.shape[0]
     plan = None
     if adaptive:
         plan = adaptive_sampling.Plan(h, w, s["noise_threshold"], s["min_spp"], spp,
@@ -315,7 +322,7 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
                     now = scene_at(sample)
                     run, args = integrator.passes(now), integrator.args(now, s_pattern)
                 if chunked:
-                    count, rows_per_call = _chunk(spp - sample, h, row_rate, batch)
+                    count, rows_per_call = _chunk(spp - sample, n_rows, row_rate, batch)
                 else:
                     count = plan.chunk(sample) if plan is not None else \
                         _uniform_count(spp - sample, last_pass, last_work, batch)
@@ -328,7 +335,7 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
                 if chunked:
                     done_rows = 0
                     try:
-                        while done_rows < h:
+                        while done_rows < n_rows:
                             if stop.requested:
                                 break
                             chunk = order[done_rows:done_rows + rows_per_call]
@@ -340,11 +347,11 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
                                 counter[0] = sample
                             row_rate = max(time.perf_counter() - called, 1e-9) / (chunk.shape[0] * count)
                             if count == 1:
-                                rows_per_call = _chunk(spp - sample, h, row_rate, False)[1]
+                                rows_per_call = _chunk(spp - sample, n_rows, row_rate, False)[1]
                     finally:
-                        if done_rows < h:
+                        if done_rows < n_rows:
                             cut = (order[:done_rows], count)
-                    if done_rows < h:
+                    if done_rows < n_rows:
                         break
                     counter[0] = sample + count
                 else:

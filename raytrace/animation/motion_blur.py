@@ -22,9 +22,8 @@ Conventions:
   count or the wall time. The strata are shuffled so that a pass's time is unrelated to
   where in the pixel its sample lies (Whitted's n x n grid goes row by row with ``s``).
 - Path tracer: pass ``s`` is the renderer's own pass ``s`` on ``scene_at(t_s)``: a
-  whole frame runs the renderer's progressive loop with a scene per pass
-  (:func:`raytrace.renderer.progressive`, ``scene_at``), a band of rows
-  :func:`raytrace.integrators.add_pass` pass by pass (same sample index, same buffers,
+  whole frame, or a band of rows, runs the renderer's progressive loop with a scene per
+  pass (:func:`raytrace.renderer.progressive`, ``scene_at``, ``rows``: same sample index,
   the sums in the same order). The image converges to the average over the
   shutter and a zero-length shutter gives the still bit for bit.
 - Whitted: its integrator makes a pixel's ``spp`` samples in one call, so a blurred
@@ -54,7 +53,6 @@ from .. import renderer as rmod
 from ..camera import make_camera
 from ..errors import SceneError
 from ..image import RenderedImage, RenderInfo
-from ..kernels import path as pk
 from ..kernels.rng import mix64
 from ..kernels.sampling import gaussian_inverse_cdf_table, warp
 from ..layout import FILTERS, PERSPECTIVE
@@ -185,27 +183,18 @@ def _scenes(anim, times):
 
 
 def _path_passes(anim, s, times, rows, callback):
-    """The path tracer's passes, pass ``k`` on the scene at ``times[k]``: the whole frame
-    through the renderer's progressive loop (:func:`raytrace.renderer.progressive`), a band
-    of rows pass by pass (``integrators.add_pass``, as render-farm tiles do)."""
-    h, w, spp = s["height"], s["width"], s["spp"]
-    if rows is None:
-        from ..jit import warmup
-        first = anim.scene_at(times[0])
-        uniform = dict(s, noise_threshold=None, time_budget=None)    # one time per pass, spp passes
-        with warmup.CompileTimer() as compiling:
-            image, _, _, nonfinite, _, _ = rmod.progressive(
-                first, uniform, False, callback, (time.perf_counter(), compiling),
-                scene_at=lambda k: first if k == 0 else anim.scene_at(times[k]))
-        return image, int(nonfinite.sum())
-    accum, nonfinite, counter = buffers = pk.new_buffers(h, w)  # a band touches its rows only
-    for sample, scene in enumerate(_scenes(anim, times)):
-        integrators.add_pass(scene, s, buffers, sample, rows)
-        if callback is not None:
-            callback(sample + 1, spp)
-    row0, row1 = rows if rows is not None else (0, h)
-    mean, _ = pk.mean_and_variance(accum[row0:row1], spp)
-    return mean.astype(np.float32), int(nonfinite[row0:row1].sum())
+    """The path tracer's passes, pass ``k`` on the scene at ``times[k]``, through the
+    renderer's progressive loop (:func:`raytrace.renderer.progressive`): the whole frame,
+    or the band of ``rows`` (as render-farm tiles do)."""
+    from ..jit import warmup
+    first = anim.scene_at(times[0])
+    uniform = dict(s, noise_threshold=None, time_budget=None)    # one time per pass, spp passes
+    with warmup.CompileTimer() as compiling:
+        image, _, _, nonfinite, _, _ = rmod.progressive(
+            first, uniform, False, callback, (time.perf_counter(), compiling),
+            scene_at=lambda k: first if k == 0 else anim.scene_at(times[k]), rows=rows)
+    row0, row1 = rows if rows is not None else (0, s["height"])
+    return image[row0:row1], int(nonfinite[row0:row1].sum())
 
 
 def pixel_offset(s, sample, table=None):

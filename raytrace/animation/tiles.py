@@ -6,11 +6,12 @@ its index in the full image, hence its random numbers and its samples (the path
 tracer's passes are accumulated in the same order, the Whitted integrator's pixels are
 independent). Tiles are full-width bands: both integrators already work row by row.
 """
+import time
+
 import numpy as np
 
 from .. import integrators
 from .. import renderer as rmod
-from ..kernels import path as pk
 
 
 def bands(height, count):
@@ -32,8 +33,9 @@ def render_band(scene, row0, row1, **overrides):
         out = np.zeros((row1 - row0, s["width"], 3), np.float32)
         integrator.passes(scene)(row0, row1, out, *integrator.args(scene, s))
         return out, 0
-    accum, nonfinite, counter = pk.new_buffers(s["height"], s["width"])   # rows outside stay untouched
-    for sample in range(s["spp"]):      # the band kernel's passes (volumetric ones for a scene with media)
-        integrators.add_pass(scene, s, (accum, nonfinite, counter), sample, (row0, row1))
-    mean, _ = pk.mean_and_variance(accum[row0:row1], s["spp"])
-    return mean.astype(np.float32), int(nonfinite[row0:row1].sum())
+    from ..jit.notice import CompileTimer
+    uniform = dict(s, noise_threshold=None, time_budget=None)     # a tile: every pixel, spp passes
+    with CompileTimer() as compiling:
+        image, _, _, nonfinite, _, _ = rmod.progressive(scene, uniform, False, None,
+                                                        (time.perf_counter(), compiling), rows=(row0, row1))
+    return image[row0:row1], int(nonfinite[row0:row1].sum())

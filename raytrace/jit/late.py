@@ -294,8 +294,12 @@ def variant(dispatcher):
 
 
 def original(dispatcher):
-    """The dispatcher whose late twin ``dispatcher`` is, or ``dispatcher`` itself."""
-    return _originals.get(dispatcher, dispatcher)
+    """The dispatcher whose late twin ``dispatcher`` is, or ``dispatcher`` itself (also
+    for None: a compile event of Numba's own, without a dispatcher)."""
+    try:
+        return _originals.get(dispatcher, dispatcher)
+    except TypeError:       # not weakly referenceable: not a twin
+        return dispatcher
 
 
 _originals = weakref.WeakKeyDictionary()    # late twin -> its original
@@ -550,7 +554,8 @@ def build_in_background(kernel, sig, twin=False):
     if not _take_lock(lock):
         return None
     payload = pickle.dumps((kernel.py_func.__module__, kernel.py_func.__qualname__, sig, twin, str(lock)))
-    env = dict(os.environ, RAYTRACE_LATE="0", RAYTRACE_NO_WARMUP="1")
+    env = dict(os.environ, RAYTRACE_LATE="0", RAYTRACE_NO_WARMUP="1",
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))     # the code this process runs
     try:
         proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
