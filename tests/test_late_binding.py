@@ -126,38 +126,3 @@ def test_an_edit_below_the_row_kernel_compiles_only_the_edited_kernels(tmp_path)
     _, again = render("again", RAYTRACE_LATE="1")
     assert "compil" not in again and "late-bound" not in again, again
 
-
-ROLES = {"helper", "unit", "kernel", "row_kernel"}
-
-
-def record_builds(source, names):
-    """(function, line) of each jitted function in ``source`` (declared by a role) that
-    calls a constructor in ``names`` or ``._replace``."""
-    import ast
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        roles = {getattr(d.func if isinstance(d, ast.Call) else d, "id", None) for d in node.decorator_list}
-        if not roles & ROLES:
-            continue
-        for call in ast.walk(node):
-            if isinstance(call, ast.Call):
-                f = call.func
-                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-                if name in names or name == "_replace":
-                    found.append((node.name, call.lineno))
-    return found
-
-
-def test_no_kernel_builds_a_scene_record():
-    """The contract a twin relies on when it stores each scene record once per row-kernel
-    call (``late.SCENE_RECORDS``): records are built in Python, never in a kernel. The
-    control: the same check finds a kernel that builds one."""
-    names = {name for _, name in late.SCENE_RECORDS}
-    found = []
-    for path in sorted((REPO / "raytrace").rglob("*.py")):
-        found += [(str(path.relative_to(REPO)),) + f for f in record_builds(path.read_text(), names)]
-    assert found == []
-    control = "@helper\ndef f(geo):\n    return Geometry(*geo)\n\n@unit\ndef g(a):\n    return a._replace(x=1)\n"
-    assert record_builds(control, names) == [("f", 3), ("g", 7)]

@@ -62,16 +62,18 @@ def test_libraries_never_import_raytrace(lib):
 ROLES = ("helper", "unit", "row_kernel", "kernel", "intrinsic")
 
 
+def jitted_nodes(source):
+    """The function definitions of ``source`` declared by a role of ``raytrace.jit`` or as
+    an intrinsic."""
+    return [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef)
+            and any(ast.unparse(d).split("(")[0] in ROLES for d in node.decorator_list)]
+
+
 def _jitted_functions():
     """(file, name, lines) of every function declared by a role of ``raytrace.jit`` or as
     an intrinsic in raytrace."""
-    out = []
-    for path in sorted(RAYTRACE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.FunctionDef) and any(
-                    ast.unparse(d).split("(")[0] in ROLES for d in node.decorator_list):
-                out.append((path.relative_to(REPO), node.name, node.end_lineno - node.lineno + 1))
-    return out
+    return [(path.relative_to(REPO), node.name, node.end_lineno - node.lineno + 1)
+            for path in sorted(RAYTRACE.rglob("*.py")) for node in jitted_nodes(path.read_text())]
 
 
 def test_no_kernel_function_is_longer_than_a_screen():
@@ -338,3 +340,35 @@ def test_the_repeat_check_sees_a_renamed_copy(tmp_path):
     b.write_text(f"def g(a0, a1, a2, a3, a4, a5, b, c):\n{block.replace('if x > 0', 'while x > 0')}\n"
                  "    return u\n")
     assert repeated_blocks([a, b]) == []
+
+
+def record_builds(source, names):
+    """(function, line) of each jitted function in ``source`` that calls a constructor in
+    ``names`` or ``._replace``."""
+    found = []
+    for node in jitted_nodes(source):
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call):
+                f = call.func
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                if name in names or name == "_replace":
+                    found.append((node.name, call.lineno))
+    return found
+
+
+def test_no_kernel_builds_a_scene_record():
+    """The contract a late twin relies on when it stores each scene record once per
+    row-kernel call (``raytrace.jit.late.SCENE_RECORDS``): records are built in Python,
+    never in a kernel."""
+    from raytrace.jit import late
+    names = {name for _, name in late.SCENE_RECORDS}
+    found = [(str(path.relative_to(REPO)),) + f for path in sorted(RAYTRACE.rglob("*.py"))
+             for f in record_builds(path.read_text(), names)]
+    assert found == []
+
+
+def test_the_record_check_sees_a_kernel_that_builds_one():
+    from raytrace.jit import late
+    names = {name for _, name in late.SCENE_RECORDS}
+    control = "@helper\ndef f(geo):\n    return Geometry(*geo)\n\n@unit\ndef g(a):\n    return a._replace(x=1)\n"
+    assert record_builds(control, names) == [("f", 3), ("g", 7)]

@@ -283,11 +283,17 @@ def code_digest(py_func):
     return h.hexdigest()[:16]
 
 
+def code_names(py_func):
+    """The global and attribute names ``py_func``'s code reads (nested code included)."""
+    names = set()
+    _feed_code(hashlib.sha256(), py_func.__code__, names, py_func.__doc__)
+    return names
+
+
 def callees(py_func):
     """The jitted functions ``py_func`` refers to directly (globals it names, attributes
     of package modules it names, closure cells), in name order."""
-    names = set()
-    _feed_code(hashlib.sha256(), py_func.__code__, names, py_func.__doc__)
+    names = code_names(py_func)
     scope, found = py_func.__globals__, {}
 
     def visit(value, depth=0):

@@ -79,7 +79,7 @@ def symbol(dispatcher, argtypes):
     return PREFIX + hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-# The scene's records: built in Python once per scene, never in a kernel (tests/test_late_binding.py
+# The scene's records: built in Python once per scene, never in a kernel (tests/test_structure.py
 # checks the package's kernels for it). A late twin stores each one once per call of the row
 # kernel and passes its address; every other argument goes by value.
 SCENE_RECORDS = {("raytrace.layout", "Geometry"), ("raytrace.layout", "Lights"), ("raytrace.layout", "Environment"),
@@ -157,8 +157,9 @@ def _add_entry(context, library, fndesc):
 
 
 def bind(dispatcher, argtypes):
-    """Compile (or load) ``dispatcher`` for ``argtypes`` and point its symbol at the
-    compiled code's C-ABI entry; -> (symbol, result type)."""
+    """Compile (or load) ``dispatcher`` (or its own twin, :func:`_bind_target`) for
+    ``argtypes`` and point its symbol at the compiled code's entry for late twins;
+    -> (symbol, result type)."""
     import llvmlite.binding as ll
     argtypes = tuple(argtypes)
     target = _bind_target(dispatcher, argtypes)
@@ -182,17 +183,10 @@ def _bind_target(dispatcher, argtypes):
     at each of its calls (measured: the Whitted showcase rendered 2.4x slower, for 1 s
     less compiling). Not in ``twin`` mode, which builds the twins of the row kernels over
     the full kernels below them."""
-    if mode() != "auto" or any(is_scene_record(t) for t in argtypes) or _ready(dispatcher, argtypes):
+    if mode() != "auto" or any(is_scene_record(t) for t in argtypes) or _ready(dispatcher, argtypes) \
+            or not _reaches_bound(dispatcher):
         return dispatcher
-    twin = variant(dispatcher)
-    return twin if twin.py_func.__globals__ is not dispatcher.py_func.__globals__ and _binds_any(dispatcher) else dispatcher
-
-
-def _binds_any(dispatcher):
-    """Whether ``dispatcher`` calls (through its helpers) a kernel compiled on its own."""
-    from . import keys
-    return any(keys.is_ours(c.py_func) and (not _is_helper(c) or _Rebinder()._reaches_bound(c))
-               for c in keys.callees(dispatcher.py_func))
+    return variant(dispatcher)
 
 
 def needed(library):
@@ -305,6 +299,20 @@ def original(dispatcher):
 _originals = weakref.WeakKeyDictionary()    # late twin -> its original
 
 
+def _reaches_bound(dispatcher, seen=None):
+    """Whether ``dispatcher`` calls, itself or through its inline helpers, a kernel of the
+    package compiled on its own (what a twin would bind)."""
+    from . import keys
+    seen = set() if seen is None else seen
+    seen.add(dispatcher)
+    for callee in keys.callees(dispatcher.py_func):
+        if callee in seen or not keys.is_ours(callee.py_func):
+            continue
+        if not _is_helper(callee) or _reaches_bound(callee, seen):
+            return True
+    return False
+
+
 class _Rebinder:
     """Declares helpers again over globals in which bound kernels are stubs."""
 
@@ -320,7 +328,7 @@ class _Rebinder:
         if keys._is_dispatcher(value) and keys.is_ours(value.py_func):
             if not _is_helper(value):
                 out = stub(value)
-            elif self._reaches_bound(value):
+            elif _reaches_bound(value):
                 out = self.function(value, "")
         elif isinstance(value, types.ModuleType) and keys.is_ours(value):
             out = _ModuleView(value)
@@ -332,26 +340,11 @@ class _Rebinder:
         self._done[id(value)] = out
         return out
 
-    def _reaches_bound(self, helper, seen=None):
-        from . import keys
-        seen = set() if seen is None else seen
-        if helper in seen:
-            return False
-        seen.add(helper)
-        for callee in keys.callees(helper.py_func):
-            if not keys.is_ours(callee.py_func):
-                continue
-            if not _is_helper(callee) or self._reaches_bound(callee, seen):
-                return True
-        return False
-
     def function(self, dispatcher, suffix):
-        from . import roles
+        from . import keys, roles
         py = dispatcher.py_func
         scope = dict(py.__globals__)
-        names = set()
-        _code_names(py.__code__, names)
-        for name in names:
+        for name in keys.code_names(py):
             if name in scope and name != py.__name__:
                 scope[name] = self.value(scope[name])
         cells = None
@@ -380,13 +373,6 @@ class _ModuleView(types.ModuleType):
         for name, value in list(vars(module).items()):
             if not name.startswith("__"):
                 self.__dict__[name] = rebinder.value(value) if keys._is_dispatcher(value) else value
-
-
-def _code_names(code, names):
-    names.update(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            _code_names(const, names)
 
 
 # ------------------------------------------------------------------------ the fence
@@ -470,45 +456,42 @@ def choose(kernel, args):
         twin.compile(sig)   # bind, compiling what is stale
     except Exception:       # noqa: BLE001 - code that does not compile: the full build says where, as Numba does
         return kernel
-    _later(kernel, sig, twin=False)
-    if kernel.py_func.__qualname__ not in _said:
-        _said.add(kernel.py_func.__qualname__)
+    if _later(kernel, sig, twin=False):
         print(f"raytrace: {kernel.py_func.__qualname__} is stale after the edit: rendering with its late-bound "
               f"twin (the kernels it calls are bound as loaded; renders are slower) while the full build "
               f"compiles in the background", file=sys.stderr, flush=True)
     return twin
 
 
-_said = set()     # row kernels whose twin this process has said it uses
-
-
 GRACE_SECONDS = 10.0    # a background build waits this long for the render that asked
+_asked = {}             # (kernel, its key, signature, twin?) -> [first asked, or None once started, kernel, sig]
 
 
 def _later(kernel, sig, twin):
     """Start :func:`build_in_background` once this process has rendered for
     :data:`GRACE_SECONDS` since asking (checked at each :func:`choose`: each pass or band),
     or when it exits, whichever comes first: a short render (the edit loop's image) keeps
-    every core, a long one gets the full build (which renders about 2-3x faster) soon."""
-    from .cache import signature_text
-    tag = (kernel.py_func.__qualname__, signature_text(sig), twin)
+    every core, a long one gets the full build (which renders about 1.3x faster) soon.
+    -> whether this is the first time it is asked for (per kernel version and
+    signature: an edit asks again)."""
+    from .cache import dispatcher_cache, signature_text
+    tag = (kernel.py_func.__qualname__, dispatcher_cache(kernel).dependency_key(), signature_text(sig), twin)
     now = time.monotonic()
-    if not _waiting:
-        atexit.register(_start_waiting)
-    first = _waiting.setdefault(tag, (now, kernel, sig, twin))[0]
-    if first is not None and now - first >= GRACE_SECONDS:
-        _start_waiting(tag)
+    if not _asked:
+        atexit.register(_start_asked)
+    first = tag not in _asked
+    entry = _asked.setdefault(tag, [now, kernel, sig])
+    if entry[0] is not None and now - entry[0] >= GRACE_SECONDS:
+        _start_asked(tag)
+    return first
 
 
-_waiting = {}     # tag -> (first asked, kernel, signature, twin)
-
-
-def _start_waiting(only=None):
-    for tag in [only] if only is not None else list(_waiting):
-        entry = _waiting.get(tag)
-        if entry is not None and entry[0] is not None:
-            _waiting[tag] = (None,) + entry[1:]
-            build_in_background(*entry[1:])
+def _start_asked(only=None):
+    for tag in [only] if only is not None else list(_asked):
+        entry = _asked[tag]
+        if entry[0] is not None:
+            entry[0] = None
+            build_in_background(entry[1], entry[2], twin=tag[3])
 
 
 def twin_stands_in(dispatcher):
@@ -528,8 +511,6 @@ def _is_row_kernel(dispatcher):
 
 
 # ------------------------------------------------------------------------ the background build
-_started = {}     # (kernel name, key, signature) -> Popen
-
 _CHILD = ("import pickle, sys, raytrace.jit.late as late; "
           "late.build_here(*pickle.loads(sys.stdin.buffer.read()))")
 LOCK_SECONDS = 900      # a build lock older than this is taken to be a dead process's
@@ -537,18 +518,15 @@ LOCK_SECONDS = 900      # a build lock older than this is taken to be a dead pro
 
 def build_in_background(kernel, sig, twin=False):
     """Compile ``kernel`` (``twin``: its late twin) for ``sig`` in a detached process of
-    low priority that writes it to the cache and exits; once per kernel, key and
-    signature (a lock file in the cache says one is running, for other processes too).
-    -> the process, or None (one already runs, no cache folder, or it cannot start)."""
+    low priority that writes it to the cache and exits; not while another process builds
+    it (a lock file in the cache says one is running). -> the process, or None (one
+    already runs, no cache folder, or it cannot start)."""
     from .cache import dispatcher_cache, signature_text
     cache = dispatcher_cache(kernel)
     folder = cache.folder() if cache is not None else None
     if folder is None or os.environ.get("RAYTRACE_NO_WARMUP"):
         return None
     tag = (kernel.py_func.__qualname__, cache.dependency_key(), signature_text(sig), twin)
-    if tag in _started:
-        return None
-    _started[tag] = None
     lock = folder / f".building-{hashlib.sha256(repr(tag).encode()).hexdigest()[:16]}"
     if not _take_lock(lock):
         return None
@@ -564,7 +542,6 @@ def build_in_background(kernel, sig, twin=False):
     except OSError:
         _release(lock)
         return None
-    _started[tag] = proc
     return proc
 
 
