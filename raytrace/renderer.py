@@ -271,11 +271,12 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
     ``(row0, row1)``: a uniform render of those rows only (render-farm tiles, motion-blur
     bands; the image's other rows stay 0), the same sums as the whole render's.
 
-    A uniform render takes each pass in chunks of rows, each call
-    sized to :data:`BATCH_SECONDS` at the last call's speed (the first: a few rows), so that
-    Ctrl-C is seen between chunks, well within a second, however slow a pass is (a
-    kernel call cannot be stopped midway). Stopped inside a pass, the rows that pass
-    finished keep its samples (their mean is over one sample more)."""
+    Each pass (an adaptive one: the rows holding an active pixel) is taken in chunks of
+    rows, each call sized to :data:`BATCH_SECONDS` at the last call's speed (the first: a
+    few rows), so that Ctrl-C is seen between chunks, well within a second, however slow
+    a pass is (a kernel call cannot be stopped midway). Stopped inside a pass, the rows
+    that pass finished keep its samples (their mean is over those samples more; an
+    adaptive render counts them per pixel)."""
     integrator = integrators.integrator(s["integrator"])
     run = integrator.passes(scene)
     adaptive = s["noise_threshold"] is not None
@@ -291,7 +292,6 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
     media = scene.media is not None
     capped = np.zeros((h, w), np.int64) if media else None
     extra = {"capped": capped} if media else {}
-    chunked = not adaptive
     order = (np.arange(h, dtype=np.int64) * settings.row_stride) % h     # render_pass's own row order
     if rows is not None:
         if adaptive:
@@ -309,8 +309,8 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
     interrupted = False
     last_partial = -math.inf if partial and partial[2] else time.perf_counter()
     last_pass, last_work = 0.0, 1
-    row_rate = None             # chunked: seconds per row and sample of the last call
-    cut = None                  # chunked, stopped inside a pass: (rows that pass finished, its samples)
+    row_rate = None             # seconds per row and sample of the last call
+    cut = None                  # a uniform render stopped inside a pass: (rows that pass finished, its samples)
     try:
         with stop.active():
             sample = 0
@@ -321,46 +321,43 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
                 if scene_at is not None:           # this pass's scene, same kernels and arguments
                     now = scene_at(sample)
                     run, args = integrator.passes(now), integrator.args(now, s_pattern)
-                if chunked:
-                    count, rows_per_call = _chunk(spp - sample, n_rows, row_rate, batch)
-                else:
-                    count = plan.chunk(sample) if plan is not None else \
-                        _uniform_count(spp - sample, last_pass, last_work, batch)
+                pass_rows = plan.rows if plan is not None else order
+                count, rows_per_call = _chunk(plan.chunk(sample) if plan is not None else spp - sample,
+                                              pass_rows.shape[0], row_rate, batch)
                 if adaptive and budget is not None and sample > 0 and \
                         _elapsed(clock) + last_pass * plan.work(count) / last_work > budget:
                     plan.stopped_by = "time"        # the next call, at the last one's speed, would not fit
                     break
                 work = plan.work(count) if plan is not None else count
                 started = time.perf_counter()
-                if chunked:
-                    done_rows = 0
-                    try:
-                        while done_rows < n_rows:
-                            if stop.requested:
-                                break
-                            chunk = order[done_rows:done_rows + rows_per_call]
-                            called = time.perf_counter()
-                            try:
-                                run(accum, nonfinite, counter, sample, *args, rows=chunk, count=count, **extra)
-                            finally:       # the call finished its rows, even through Ctrl-C
-                                done_rows += chunk.shape[0]
-                                counter[0] = sample
-                            row_rate = max(time.perf_counter() - called, 1e-9) / (chunk.shape[0] * count)
-                            if count == 1:
-                                rows_per_call = _chunk(spp - sample, n_rows, row_rate, False)[1]
-                    finally:
-                        if done_rows < n_rows:
-                            cut = (order[:done_rows], count)
-                    if done_rows < n_rows:
-                        break
-                    counter[0] = sample + count
-                else:
-                    try:
-                        run(accum, nonfinite, counter, sample, *args, rows=plan and plan.rows,
-                            active=plan and plan.active, count=count, **extra)
-                    finally:               # Ctrl-C twice: the call still finished its samples
+                n_pass = pass_rows.shape[0]
+                done_rows = 0
+                try:
+                    while done_rows < n_pass:
+                        if stop.requested:
+                            break
+                        chunk = pass_rows[done_rows:done_rows + rows_per_call]
+                        called = time.perf_counter()
+                        try:
+                            run(accum, nonfinite, counter, sample, *args, rows=chunk,
+                                active=plan and plan.active, count=count, **extra)
+                        finally:       # the call finished its rows, even through Ctrl-C
+                            done_rows += chunk.shape[0]
+                            counter[0] = sample
+                        row_rate = max(time.perf_counter() - called, 1e-9) / (chunk.shape[0] * count)
+                        if count == 1:
+                            rows_per_call = _chunk(1, n_pass, row_rate, False)[1]
+                finally:
+                    if done_rows < n_pass:          # stopped inside the pass
                         if plan is not None:
-                            plan.after_pass(sample + count, accum, count)
+                            plan.add_rows(pass_rows[:done_rows], count)
+                        else:
+                            cut = (pass_rows[:done_rows], count)
+                    elif plan is not None:
+                        plan.after_pass(sample + count, accum, count)
+                if done_rows < n_pass:
+                    break
+                counter[0] = sample + count
                 last_pass, last_work = time.perf_counter() - started, max(work, 1)
                 if aov_buf is not None:
                     for k in range(sample, min(sample + count, s["min_spp"]) if plan is not None else sample + count):
@@ -411,10 +408,14 @@ FIRST_CHUNK_ROWS = 2     # per thread: a uniform render's first call, before any
 
 
 def _chunk(left, height, row_rate, batch):
-    """A uniform render's next call -> (samples per pixel, rows per call): the
-    whole pass, with as many samples as fit in :data:`BATCH_SECONDS` (one unless
-    ``batch``), when one pass fits; else one sample, and as many rows as fit (at least
-    one). ``row_rate``: seconds per row and sample of the last call (None: none yet)."""
+    """A render's next call -> (samples per pixel, rows per call): the whole pass
+    (``height`` rows: the image's, an adaptive pass's active ones), with as many samples
+    as fit in :data:`BATCH_SECONDS` (at most ``left``; one unless ``batch``: a callback or
+    partial images want every pass), when one pass fits; else one sample, and as many
+    rows as fit (at least one). ``row_rate``: seconds per row and sample of the last call
+    (None: none yet). A call takes its samples pixel by pixel, which measured 3-7 % faster
+    than a call per sample (Cornell box 256 x 256 and path_glass 256 x 192 at 32 spp, 1
+    and 2 threads) and gives the same image bit for bit."""
     from .kernels.threads import thread_count
     if row_rate is None:
         return 1, min(height, FIRST_CHUNK_ROWS * thread_count(height))
@@ -436,20 +437,6 @@ def _mean_and_variance_rows(accum, done, cut):
 
 
 BATCH_SECONDS = 0.25     # a uniform render's kernel call, once the first pass has timed one sample
-
-
-def _uniform_count(left, last_pass, last_samples, batch):
-    """How many samples per pixel a uniform render's next kernel call takes: one while a
-    ``callback`` or partial images want every pass (and for the first, timed, pass), else as
-    many as fit in :data:`BATCH_SECONDS` at the last call's speed (at most ``left``). A call
-    takes its samples pixel by pixel (the pixel's samples one after another, as the adaptive
-    renderer's calls do), which measured 3-7 % faster than a call per sample (Cornell box
-    256 x 256 and path_glass 256 x 192 at 32 spp, 1 and 2 threads) and gives the same image
-    bit for bit (each pixel adds its samples in the same order).
-    Ctrl-C still stops after the current call."""
-    if not batch or last_pass <= 0.0:
-        return 1
-    return max(1, min(left, int(BATCH_SECONDS * last_samples / last_pass)))
 
 
 def _mean_and_variance(accum, done, plan):

@@ -347,6 +347,43 @@ def test_interrupted_adaptive_render_counts_the_samples_it_holds():
     assert np.array_equal(part, again) and not np.array_equal(part, capped)
 
 
+def test_an_adaptive_pass_stopped_midway_counts_the_rows_it_finished(monkeypatch):
+    """An adaptive pass is taken in chunks of rows too (Ctrl-C is seen between them):
+    stopped after some rows of pass 1, those rows hold two samples and the others one,
+    each pixel the mean of its own count (rows from the renders stopped after pass 1
+    and after pass 0). Control: those two differ on the rows."""
+    from raytrace import renderer
+    from raytrace.kernels import path as pk
+    scene = _cornell(16)
+    monkeypatch.setattr(renderer, "BATCH_SECONDS", 1e-9)       # one row per call
+    render_pass, finished = pk.render_pass, []
+
+    def stop_in_pass_1(*args, rows=None, **kwargs):
+        render_pass(*args, rows=rows, **kwargs)
+        if args[3] == 1:
+            finished.extend(rows.tolist())
+            if len(finished) == 5:
+                raise KeyboardInterrupt
+    monkeypatch.setattr(pk, "render_pass", stop_in_pass_1)
+    with pytest.raises(raytrace.RenderInterrupted) as stop:
+        raytrace.render(scene, noise_threshold=0.4, max_spp=128)
+    monkeypatch.setattr(pk, "render_pass", render_pass)
+    part = np.asarray(stop.value.image)
+
+    def stopped_after(passes):
+        def callback(done, total):
+            if done == passes:
+                raise KeyboardInterrupt
+        with pytest.raises(raytrace.RenderInterrupted) as after:
+            raytrace.render(scene, noise_threshold=0.4, max_spp=128, callback=callback)
+        return np.asarray(after.value.image)
+    one, two = stopped_after(1), stopped_after(2)
+    rest = np.setdiff1d(np.arange(part.shape[0]), finished)
+    assert stop.value.spp_done == 1 and len(finished) == 5
+    assert np.array_equal(part[finished], two[finished]) and np.array_equal(part[rest], one[rest])
+    assert not np.array_equal(one[finished], two[finished])
+
+
 def test_filtered_aovs_of_an_adaptive_render_use_its_camera_samples():
     """The first min_spp samples of the camera pattern (max_spp 48 -> 64 samples), not
     those of an spp-sample render (48: multi-jittered points, which differ)."""

@@ -93,20 +93,22 @@ LONG_PASS = {"camera": {"center": [0, 0, 0], "look_at": [0, 0, -1], "fov": 60},
              "objects": [{"type": "sphere", "radius": 2, "material": "white"}]}
 
 
-@pytest.mark.parametrize("kind", ["media", "surfaces"])
+@pytest.mark.parametrize("kind", ["media", "surfaces", "adaptive"])
 def test_ctrl_c_stops_a_render_within_a_second(kind, tmp_path):
     """A long render (minutes of passes) gets SIGINT once its first pass is done (the
     readiness marker: the partial image it writes after each pass, --write-partial 0): it
     exits 130 within 1.5 s of the signal, with one line on stderr. ``media``: a grid
     medium; ``surfaces``: a scene without media whose one pass takes seconds (a kernel
-    call cannot be stopped midway: the pass is taken in chunks of rows)."""
+    call cannot be stopped midway: the pass is taken in chunks of rows); ``adaptive``: the
+    same with a noise threshold (its pilot pass of 16 samples per pixel takes a minute)."""
     if kind == "media":
         scene = _scene({"type": "grid", "file": "s.vol"}, 4.0, size=96)
         path = _write(tmp_path, scene, grid=np.random.default_rng(1).random((16, 16, 16)))
     else:
         path = _write(tmp_path, LONG_PASS)
     out = tmp_path / "long.png"
-    proc = interrupts.start(["-m", "raytrace", "render", str(path), "-o", str(out), "--spp", "65536",
+    samples = ["--noise-threshold", "0.01", "--max-spp", "65536"] if kind == "adaptive" else ["--spp", "65536"]
+    proc = interrupts.start(["-m", "raytrace", "render", str(path), "-o", str(out), *samples,
                              "--write-partial", "0"], cwd=REPO)
     try:
         end = time.monotonic() + DEADLINE_S

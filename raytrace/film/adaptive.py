@@ -191,6 +191,11 @@ class Plan:
         has = self.active.any(axis=1)
         self.rows = self.row_order[has[self.row_order]]
 
+    def add_rows(self, rows, count):
+        """Count the ``count`` samples that a pass stopped midway added to the active
+        pixels of ``rows`` (the rows it finished); the plan itself does not change."""
+        self.counts[rows] += self.active[rows] * np.int64(count)
+
     def mean_and_variance(self, accum):
         """-> (mean (H, W, 3), variance of that mean (H, W, 3)) of each pixel's samples
         (``kernels.path.mean_and_variance`` with a count per pixel)."""
