@@ -14,8 +14,8 @@ class PathSampler(NamedTuple):
     """Where a path is in its sequence of random numbers (:mod:`raytrace.kernels.sampler`):
     the numbers are a function of (seed, pixel, sample, dimension) only. ``dim`` is the
     next 2-D dimension group of the pixel's sample; ``stream`` counts the numbers drawn
-    from the path's independent stream (delta and ratio tracking's further numbers), or is
-    ``CAPPED`` (-1) once the path reached the media step cap."""
+    from the path's independent stream (delta and ratio tracking's further numbers); at
+    ``sampler.STREAM_CAP`` the path reached the media step cap."""
     kind: int         # layout.INDEPENDENT or layout.SOBOL
     seed: int
     pixel: int

@@ -20,7 +20,9 @@ The independent *stream* of a path is for numbers whose count is not known in ad
 delta and ratio tracking's further collisions (``kernels.media``): ``rng.rand01`` of
 dimension ``STREAM_DIMS + k`` for the k-th number, far above any group's. It ends at
 ``STREAM_CAP`` numbers (``layout.MAX_NULL_COLLISIONS`` two-number steps): the sampler
-then says ``capped`` and the path must end (its sample counts as capped).
+then says ``capped`` and the path must end (its sample counts as capped). The count
+itself is the mark: a stream number costs one add, no test (a test there made the smoke
+scene 5 % slower, ``benchmarks/bench_versions.py``).
 """
 import numpy as np
 from raytrace.jit import helper, unit
@@ -31,7 +33,6 @@ from .rng import cmj2, rand01, sobol2
 
 STREAM_DIMS = np.int64(1 << 40)                 # rand01 dimensions of the stream (far above the groups')
 STREAM_CAP = np.int64(2 * MAX_NULL_COLLISIONS)  # numbers a path may draw from its stream
-CAPPED = np.int64(-1)                           # ``stream`` once the cap is reached
 
 
 @helper
@@ -94,15 +95,12 @@ def camera_2d(s, spp):
 @helper
 def stream_1d(s):
     """-> (u, the sampler after it): the next number of the path's independent stream;
-    once ``STREAM_CAP`` numbers are drawn the sampler is ``capped`` (u is still uniform)."""
+    once ``STREAM_CAP`` numbers are drawn the sampler is ``capped``."""
     u = rand01(s.seed, s.pixel, s.sample, STREAM_DIMS + s.stream)
-    k = s.stream + 1
-    if k >= STREAM_CAP:
-        k = CAPPED
-    return u, PathSampler(s.kind, s.seed, s.pixel, s.sample, s.dim, k)
+    return u, PathSampler(s.kind, s.seed, s.pixel, s.sample, s.dim, s.stream + 1)
 
 
 @helper
 def capped(s):
     """Whether the path reached the step cap of its stream (it must end)."""
-    return s.stream == CAPPED
+    return s.stream >= STREAM_CAP
