@@ -33,30 +33,23 @@ from raytrace.accel.build import (BLOCK, CHILD_ROW, ID_ROW, WIDTH, Accel, build_
                                   leaf_start)
 from raytrace.accel.lowlevel import ctz, data_ptr, offset
 from raytrace.accel.simd import child_of, node_mask
-from raytrace.accel.traverse import _TFAR_SCALE, INF, _any_hit, _closest_hit, _push_hit_children, walk_start
+from raytrace.accel.traverse import (_TFAR_SCALE, INF, _any_hit, _closest_hit, _push_hit_children, counted_mask,
+                                     drop_farther, walk_start)
 from raytrace.layout import LEAF_KIND_TRI, MISS, Hit
 
 
 ONE = np.int64(1)    # a prototype's node count as the traversal sees it (int64: see traverse.ROOT)
 
 
-class SceneAccel(NamedTuple):
-    """The world BVH (the fields of :class:`~raytrace.accel.build.Accel`, so that
-    ``closest_hit`` takes it as it is) plus the instance levels (see the module docs)."""
-    nodes: np.ndarray
-    nodes_i: np.ndarray
-    tris: np.ndarray
-    tris_i: np.ndarray
-    sph: np.ndarray
-    sph_id: np.ndarray
-    inst_nodes: np.ndarray      # (N, NODE_ROWS, WIDTH) float32 top level
-    inst_xf: np.ndarray         # (I, 3, 4) leaf-ordered world -> object maps
-    inst_id: np.ndarray         # (I,) int64 instance index of each slot
-    inst_root: np.ndarray       # (I,) int64 root node (in proto_nodes) of each slot's prototype
-    proto_nodes: np.ndarray     # prototype BVHs, concatenated
-    proto_tris: np.ndarray
-    proto_sph: np.ndarray
-    proto_sph_id: np.ndarray
+SceneAccel = NamedTuple("SceneAccel", [*Accel.__annotations__.items()] + [(name, np.ndarray) for name in (
+    "inst_nodes", "inst_xf", "inst_id", "inst_root", "proto_nodes", "proto_tris", "proto_sph", "proto_sph_id")])
+SceneAccel.__doc__ = """The world BVH (the fields of :class:`~raytrace.accel.build.Accel`
+first, so that ``closest_hit`` takes it as it is) plus the instance levels (see the
+module docs): ``inst_nodes`` (N, NODE_ROWS, WIDTH) float32 the top level; ``inst_xf``
+(I, 3, 4) leaf-ordered world -> object maps; ``inst_id`` (I,) int64 instance index of
+each slot; ``inst_root`` (I,) int64 root node (in ``proto_nodes``) of each slot's
+prototype; ``proto_nodes``, ``proto_tris``, ``proto_sph``, ``proto_sph_id``: the
+prototype BVHs, concatenated."""
 
 
 def _rebase(acc, node_off, block_off, sph_off):
@@ -168,15 +161,13 @@ def _closest_instance_hit(box, xf, inst_id, inst_root, pbox, ptri, psph, psph_id
                           ox, oy, oz, dx, dy, dz, tmin, tmax, counts):
     best = Hit(INF, MISS, -1, 0.0, 0.0)
     best_inst = -1
-    (box_ray, _), (nx, ny, nz), _, (st_node, st_t, dist) = walk_start(ox, oy, oz, dx, dy, dz, tmin, tmax)
+    (box_ray, _), (nx, ny, nz), _, (st_node, st_t, dist), _ = walk_start(ox, oy, oz, dx, dy, dz, tmin, tmax)
     sp = 0
     node = np.int32(0)
     limit = tmax
     while True:
         if node >= 0:
-            if counts is not None:
-                counts[0] += 1
-            mask = node_mask(box, node, nx, ny, nz, box_ray, dist)
+            mask = counted_mask(box, node, nx, ny, nz, box_ray, dist, counts)
             if mask != 0:
                 node, sp = _push_hit_children(box, node, mask, dist, st_node, st_t, sp)
                 continue
@@ -191,12 +182,10 @@ def _closest_instance_hit(box, xf, inst_id, inst_root, pbox, ptri, psph, psph_id
                 if h.kind != MISS and h.t < limit:
                     best, best_inst, limit = h, inst_id[s], h.t
             box_ray[13] = np.float32(limit) * _TFAR_SCALE
-        while sp > 0 and st_t[sp - 1] > box_ray[13]:
-            sp -= 1
+        sp = drop_farther(st_t, sp, box_ray[13])
         if sp == 0:
             break
-        sp -= 1
-        node = st_node[sp]
+        node, sp = st_node[sp - 1], sp - 1
     return best, best_inst
 
 
@@ -212,7 +201,7 @@ def any_instance_hit(acc, ox, oy, oz, dx, dy, dz, tmin, tmax):
 
 @kernel(error_model="numpy")
 def _any_instance_hit(box, xf, inst_root, pbox, ptri, psph, ox, oy, oz, dx, dy, dz, tmin, tmax):
-    (box_ray, _), (nx, ny, nz), _, (st_node, _, dist) = walk_start(ox, oy, oz, dx, dy, dz, tmin, tmax)
+    (box_ray, _), (nx, ny, nz), _, (st_node, _, dist), _ = walk_start(ox, oy, oz, dx, dy, dz, tmin, tmax)
     sp = 0
     node = np.int32(0)
     while True:

@@ -33,6 +33,7 @@ LLVM 15 (llvmlite 0.44) requires and later LLVMs ignore. The cache folder carrie
 switch (``raytrace.jit.modes``), so kernels compiled one way are never loaded the
 other way.
 """
+import inspect
 import pathlib
 import warnings
 
@@ -608,44 +609,28 @@ def tri_id_of(tris, blk, k):
     raise TypeError("tri_id_of is called from Numba kernels only")
 
 
-@overload(node_mask, inline="always")
-def _node_mask_impl(box, node, nx, ny, nz, ray, dist):
-    if not _node_mask_args_ok(box, node, nx, ny, nz, ray, dist):
-        return None
-    if simd_in_use():
-        return lambda box, node, nx, ny, nz, ray, dist: _node_mask_simd(box, node, nx, ny,
-                                                                        nz, ray, dist)
-    return lambda box, node, nx, ny, nz, ray, dist: _node_mask_loops(box, node, nx, ny, nz,
-                                                                     ray, dist)
+def _simd_or_loops(api, simd, loops, args_ok):
+    """Declare the Numba overload of ``api`` (inlined into its caller) for the argument
+    types that ``args_ok`` accepts: the intrinsic ``simd`` where the SIMD probe passed
+    (:func:`simd_in_use`), else the plain ``loops``. The implementation is a lambda with
+    ``api``'s parameter names, which Numba checks against the typing function's (shown
+    with them too); an inlined overload does not lower ``*args``."""
+    signature = inspect.signature(api)
+    names = ", ".join(signature.parameters)
+
+    def typing(*args):
+        if not args_ok(*args):
+            return None
+        chosen = simd if simd_in_use() else loops
+        return eval(f"lambda {names}: chosen({names})", {"chosen": chosen})   # noqa: S307 - names of ours
+    typing.__signature__ = signature
+    overload(api, inline="always")(typing)
 
 
-@overload(block_hits, inline="always")
-def _block_hits_impl(tri, blk, kx, ky, kz, ray, tt, uu, vv):
-    if not _block_hits_args_ok(tri, blk, kx, ky, kz, ray, tt, uu, vv):
-        return None
-    if simd_in_use():
-        return lambda tri, blk, kx, ky, kz, ray, tt, uu, vv: _block_hits_simd(
-            tri, blk, kx, ky, kz, ray, tt, uu, vv)
-    return lambda tri, blk, kx, ky, kz, ray, tt, uu, vv: _block_hits_loops(
-        tri, blk, kx, ky, kz, ray, tt, uu, vv)
-
-
-@overload(child_of, inline="always")
-def _child_of_impl(nodes, node, c):
-    if not _child_of_args_ok(nodes, node, c):
-        return None
-    if simd_in_use():
-        return lambda nodes, node, c: _child_of_simd(nodes, node, c)
-    return lambda nodes, node, c: _child_of_loops(nodes, node, c)
-
-
-@overload(tri_id_of, inline="always")
-def _tri_id_of_impl(tris, blk, k):
-    if not _tri_id_of_args_ok(tris, blk, k):
-        return None
-    if simd_in_use():
-        return lambda tris, blk, k: _tri_id_of_simd(tris, blk, k)
-    return lambda tris, blk, k: _tri_id_of_loops(tris, blk, k)
+_simd_or_loops(node_mask, _node_mask_simd, _node_mask_loops, _node_mask_args_ok)
+_simd_or_loops(block_hits, _block_hits_simd, _block_hits_loops, _block_hits_args_ok)
+_simd_or_loops(child_of, _child_of_simd, _child_of_loops, _child_of_args_ok)
+_simd_or_loops(tri_id_of, _tri_id_of_simd, _tri_id_of_loops, _tri_id_of_args_ok)
 
 
 

@@ -179,14 +179,33 @@ def walk_start(ox, oy, oz, dx, dy, dz, tmin, tmax):
     """A walk's buffers on the stack of the caller (inlined), set up for the ray ->
     ((box_ray, tri_ray): ``_ray_setup``'s per-ray constants, near box rows (3), the
     triangle axis order (3), (node stack, its entry distances, the children's
-    distances))."""
+    distances), (t, u, v) of a triangle block's lanes)."""
     box_ray = alloca_f32(14)
     tri_ray = alloca_f64(8)
     nx, ny, nz, kx, ky, kz = _ray_setup(ox, oy, oz, dx, dy, dz, tmin, tmax, box_ray, tri_ray)
     st_node = alloca_i32(STACK_SIZE)
     st_t = alloca_f32(STACK_SIZE)
     dist = alloca_f32(WIDTH)
-    return (box_ray, tri_ray), (nx, ny, nz), (kx, ky, kz), (st_node, st_t, dist)
+    lanes = (alloca_f64(BLOCK), alloca_f64(BLOCK), alloca_f64(BLOCK))
+    return (box_ray, tri_ray), (nx, ny, nz), (kx, ky, kz), (st_node, st_t, dist), lanes
+
+
+@helper
+def counted_mask(box, node, nx, ny, nz, box_ray, dist, counts):
+    """``node_mask`` of inner node ``node``, counted in ``counts[0]`` (None: not counted;
+    see :func:`closest_hit_counted`)."""
+    if counts is not None:
+        counts[0] += 1
+    return node_mask(box, node, nx, ny, nz, box_ray, dist)
+
+
+@helper
+def drop_farther(st_t, sp, tfar):
+    """The size of a closest-hit walk's stack (entry distances in ``st_t``) after dropping
+    the nodes on top that cannot hold a hit nearer than ``tfar``."""
+    while sp > 0 and st_t[sp - 1] > tfar:
+        sp -= 1
+    return sp
 
 
 @helper
@@ -269,20 +288,15 @@ def _closest_hit(box, n_nodes, root, tri, sph, sph_id, hints, tri_n, tri_ng, tri
     hit_slot = -1
     hit_u = 0.0
     hit_v = 0.0
-    (box_ray, tri_ray), (nx, ny, nz), (kx, ky, kz), (st_node, st_t, dist) = walk_start(
+    (box_ray, tri_ray), (nx, ny, nz), (kx, ky, kz), (st_node, st_t, dist), (tt, uu, vv) = walk_start(
         ox, oy, oz, dx, dy, dz, tmin, best_t)
-    tt = alloca_f64(BLOCK)
-    uu = alloca_f64(BLOCK)
-    vv = alloca_f64(BLOCK)
     sp = 0
     node = np.int32(root)
     prefetching = n_nodes >= PREFETCH_MIN_NODES
     hinting = hints and prefetching
     while True:
         if node >= 0:
-            if counts is not None:
-                counts[0] += 1
-            mask = node_mask(box, node, nx, ny, nz, box_ray, dist)
+            mask = counted_mask(box, node, nx, ny, nz, box_ray, dist, counts)
             if mask != 0:
                 if prefetching and mask & (mask - 1) != 0:   # two or more: the others wait
                     _prefetch_children(box, tri, node, mask)
@@ -314,13 +328,10 @@ def _closest_hit(box, n_nodes, root, tri, sph, sph_id, hints, tri_n, tri_ng, tri
                     best_t, hit_kind, hit_slot = t, SPHERE, s
             tri_ray[7] = best_t
             box_ray[13] = np.float32(best_t) * _TFAR_SCALE
-        # pop the next node that may still hold a closer hit
-        while sp > 0 and st_t[sp - 1] > box_ray[13]:
-            sp -= 1
+        sp = drop_farther(st_t, sp, box_ray[13])
         if sp == 0:
             break
-        sp -= 1
-        node = st_node[sp]
+        node, sp = st_node[sp - 1], sp - 1
     if hit_kind == TRIANGLE:
         return Hit(best_t, TRIANGLE, tri_id_of(tri, hit_slot // BLOCK, hit_slot % BLOCK), hit_u, hit_v)
     if hit_kind == SPHERE:
@@ -342,11 +353,8 @@ def _any_hit(box, n_nodes, root, tri, sph, ox, oy, oz, dx, dy, dz, tmin, tmax):
     """``any_hit`` on the pointers to ``acc.nodes, acc.tris, acc.sph``, from node ``root``."""
     if n_nodes == 0 or not (tmin < tmax):
         return False
-    (box_ray, tri_ray), (nx, ny, nz), (kx, ky, kz), (st_node, _, dist) = walk_start(
+    (box_ray, tri_ray), (nx, ny, nz), (kx, ky, kz), (st_node, _, dist), (tt, uu, vv) = walk_start(
         ox, oy, oz, dx, dy, dz, tmin, tmax)
-    tt = alloca_f64(BLOCK)
-    uu = alloca_f64(BLOCK)
-    vv = alloca_f64(BLOCK)
     sp = 0
     node = np.int32(root)
     prefetching = n_nodes >= PREFETCH_MIN_NODES
