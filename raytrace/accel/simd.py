@@ -622,7 +622,7 @@ def _simd_or_loops(api, simd, loops, args_ok):
         if not args_ok(*args):
             return None
         chosen = simd if simd_in_use() else loops
-        return eval(f"lambda {names}: chosen({names})", {"chosen": chosen})   # noqa: S307 - names of ours
+        return eval(f"lambda {names}: chosen({names})", {"chosen": chosen, "__name__": __name__})  # noqa: S307
     typing.__signature__ = signature
     overload(api, inline="always")(typing)
 
