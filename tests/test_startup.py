@@ -148,7 +148,11 @@ def test_ctrl_c_while_numpy_is_imported_exits_130_with_one_line(start_as, tmp_pa
     assert list(out.iterdir()) == []
 
 
-_TURNED = """
+# a program started from a terminal: Python's own SIGINT handler, even where this test
+# process ignores SIGINT (an xdist worker, a job a non-interactive shell put in the background)
+_TERMINAL = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+_TURNED = _TERMINAL + """
 import signal, sys
 from userio.cli import run
 
@@ -182,7 +186,7 @@ def test_an_error_without_an_interrupt_is_still_a_bug():
     assert out.returncode == 3 and out.stderr.startswith("tool: internal error (a bug"), out.stderr
 
 
-_IN_EXEC = """
+_IN_EXEC = _TERMINAL + """
 import sys
 import userio.cli
 from userio.cli import run
