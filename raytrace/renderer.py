@@ -297,7 +297,6 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
         if adaptive:
             raise ValueError("a band of rows renders uniformly (no noise threshold)")
         order = order[(order >= rows[0]) & (order < rows[1])]
-    n_rows = order.shape[0]
     plan = None
     if adaptive:
         plan = adaptive_sampling.Plan(h, w, s["noise_threshold"], s["min_spp"], spp,
@@ -397,6 +396,20 @@ def progressive(scene, s, progress, callback, clock, aov_buf=None, partial=None,
             image.variance, image.capped = var, capped
         raise RenderInterrupted(image, done, spp)
     return image, var, done, nonfinite, plan, capped
+
+
+def uniform_rows(scene, s, rows=None, callback=None, scene_at=None):
+    """A uniform render (``s`` without its noise threshold and time budget: ``s["spp"]``
+    passes) through :func:`progressive`, without a progress bar -> (the image of ``rows``
+    (``(row0, row1)``; None: all) float32, its count of non-finite samples). What a
+    render-farm tile and a motion-blurred band or frame render."""
+    from .jit.notice import CompileTimer
+    uniform = dict(s, noise_threshold=None, time_budget=None)
+    with CompileTimer() as compiling:
+        image, _, _, nonfinite, _, _ = progressive(scene, uniform, False, callback, (time.perf_counter(), compiling),
+                                                   scene_at=scene_at, rows=rows)
+    row0, row1 = rows if rows is not None else (0, s["height"])
+    return image[row0:row1], int(nonfinite[row0:row1].sum())
 
 
 def _capped_pixels(capped):

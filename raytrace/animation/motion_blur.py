@@ -186,15 +186,9 @@ def _path_passes(anim, s, times, rows, callback):
     """The path tracer's passes, pass ``k`` on the scene at ``times[k]``, through the
     renderer's progressive loop (:func:`raytrace.renderer.progressive`): the whole frame,
     or the band of ``rows`` (as render-farm tiles do)."""
-    from ..jit import warmup
     first = anim.scene_at(times[0])
-    uniform = dict(s, noise_threshold=None, time_budget=None)    # one time per pass, spp passes
-    with warmup.CompileTimer() as compiling:
-        image, _, _, nonfinite, _, _ = rmod.progressive(
-            first, uniform, False, callback, (time.perf_counter(), compiling),
-            scene_at=lambda k: first if k == 0 else anim.scene_at(times[k]), rows=rows)
-    row0, row1 = rows if rows is not None else (0, s["height"])
-    return image[row0:row1], int(nonfinite[row0:row1].sum())
+    return rmod.uniform_rows(first, s, rows, callback,
+                             scene_at=lambda k: first if k == 0 else anim.scene_at(times[k]))
 
 
 def pixel_offset(s, sample, table=None):

@@ -6,8 +6,6 @@ its index in the full image, hence its random numbers and its samples (the path
 tracer's passes are accumulated in the same order, the Whitted integrator's pixels are
 independent). Tiles are full-width bands: both integrators already work row by row.
 """
-import time
-
 import numpy as np
 
 from .. import integrators
@@ -33,9 +31,4 @@ def render_band(scene, row0, row1, **overrides):
         out = np.zeros((row1 - row0, s["width"], 3), np.float32)
         integrator.passes(scene)(row0, row1, out, *integrator.args(scene, s))
         return out, 0
-    from ..jit.notice import CompileTimer
-    uniform = dict(s, noise_threshold=None, time_budget=None)     # a tile: every pixel, spp passes
-    with CompileTimer() as compiling:
-        image, _, _, nonfinite, _, _ = rmod.progressive(scene, uniform, False, None,
-                                                        (time.perf_counter(), compiling), rows=(row0, row1))
-    return image[row0:row1], int(nonfinite[row0:row1].sum())
+    return rmod.uniform_rows(scene, s, rows=(row0, row1))
