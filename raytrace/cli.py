@@ -263,7 +263,7 @@ def _render(args):
     from userio.outputs import Outputs
 
     from .image import FLOAT_FORMATS, FORMATS
-    from .settings import check_overrides, option_errors
+    from .settings import check_highlight, check_overrides, option_errors
 
     overrides = {"spp": args.spp, "bounces": args.bounces, "shadows": args.shadows,
                  "seed": args.seed, "filter": args.filter, "integrator": args.integrator,
@@ -285,6 +285,8 @@ def _render(args):
     if args.variance:
         outputs.add(args.variance, "--variance", FLOAT_FORMATS, "float image")
     aov_names, aov_plan, denoiser = _check_film_options(args, outputs)
+    if args.highlight is not None:
+        check_highlight(args.highlight)         # the name against the scene: after loading
     # the options are fine: now the renderer and its kernels (Numba)
     from . import renderer as rmod
     from .jit import warmup

@@ -253,16 +253,16 @@ def read_rgb_image(path, where=None, what="image", error=None, limit=None, bytes
 # NumPy's copy, 4 bytes each for 8-bit RGBA; 16-bit: twice that) and the float32 result.
 READ_BYTES_PER_PIXEL = 32
 _BAND_VALUES = 1 << 20          # values converted at a time (their index array: 8 MiB)
-_SRGB_TABLES = {}
+_srgb_tables = {}
 
 
 def _srgb_table(bits):
     """float32 linear value of each 8- or 16-bit sRGB code: exactly what converting the
     codes to float64, dividing by 255 (65535) and :func:`srgb_to_linear` give."""
-    if bits not in _SRGB_TABLES:
+    if bits not in _srgb_tables:
         codes = np.arange(1 << bits, dtype=np.float64) / float((1 << bits) - 1)
-        _SRGB_TABLES[bits] = np.ascontiguousarray(srgb_to_linear(codes), np.float32)
-    return _SRGB_TABLES[bits]
+        _srgb_tables[bits] = np.ascontiguousarray(srgb_to_linear(codes), np.float32)
+    return _srgb_tables[bits]
 
 
 def encode_image(path, image, encoding="srgb", metadata=None):

@@ -122,6 +122,13 @@ def check_overrides(overrides):
         check_number(given["time_budget"], "time", lo=0.0, lo_open=True, error=SceneError)
 
 
+def check_highlight(pattern):
+    """The ``--highlight`` name (``highlight`` view) on its own: a non-empty string
+    (whether it names anything is checked against the loaded scene)."""
+    if not isinstance(pattern, str) or not pattern.strip():
+        raise SceneError("--highlight", f"needs an object or material name, got {pattern!r}")
+
+
 @contextlib.contextmanager
 def option_errors():
     """Setting errors from overrides, reported under the command-line option's name

@@ -38,6 +38,7 @@ from .errors import SceneError
 from .kernels.aov import render_ids
 from .kernels.camera_rays import centre_rays
 from .renderer import render, render_aovs, resolve_settings
+from .settings import check_highlight
 
 MODES = ("objects", "materials", "highlight", "cost", "normals", "nan", "samples", "transmittance")
 LOUD = np.array([1.0, 0.0, 1.0], np.float32)      # magenta
@@ -118,8 +119,7 @@ def highlight_matches(scene, pattern):
     """(object ids, material ids) whose names match ``pattern``; SceneError at
     ``--highlight`` for an empty pattern or one that matches nothing (checked against the
     loaded scene's names before anything is rendered)."""
-    if not isinstance(pattern, str) or not pattern.strip():
-        raise SceneError("--highlight", f"needs an object or material name, got {pattern!r}")
+    check_highlight(pattern)
     objs = matching_ids(scene.object_names, pattern)
     mats = matching_ids(scene.material_names, pattern)
     if not objs and not mats:

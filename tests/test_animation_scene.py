@@ -270,7 +270,7 @@ def test_cloth_is_simulated_once_and_reused_from_disk(tmp_path, monkeypatch):
     assert other.prepare() == 0 and len(calls) == 2           # another step: another simulation
     # a render-farm worker gets the simulation with the scene and never simulates
     worker = pickle.loads(pickle.dumps(first))
-    cloth_plugin._PROVIDED.clear()
+    cloth_plugin._provided.clear()
     monkeypatch.setattr(cloth_sim, "simulate_positions", lambda *a: pytest.fail("simulated again"))
     monkeypatch.setattr(cloth_plugin, "simulate_cloth", lambda *a: pytest.fail("simulated again"))
     geo = worker.scene_at(worker.frame_time(3)).geometry

@@ -126,29 +126,80 @@ def test_run_time_state_of_a_module_is_not_part_of_its_digest(package):
 
 
 KEY_AFTER_A_RENDER = """
-import sys
+import json, pickle, sys
+import imageio.v3 as iio
+import numpy as np
+import raytrace.kernels.path as p
 import raytrace.kernels.whitted as w
 from raytrace.jit import keys
-first = keys.function_key(w.whitted_rows.py_func)
+
+
+def digests():
+    return {name: keys._own_digest(module) for name, module in sorted(sys.modules.items())
+            if keys.is_ours(module) and not hasattr(module, "__path__")}
+
+
+def row_keys():
+    return [keys.function_key(w.whitted_rows.py_func), keys.function_key(p.path_rows.py_func)]
+
+
+first, before = row_keys(), digests()
+# what a process does: renders (thread pools), reads 8- and 16-bit sRGB images (decode
+# tables), pickles a Numba type (as the cache does when it saves a signature: copyreg
+# marks the class)
 import raytrace
-raytrace.render(raytrace.load_scene(sys.argv[1]), width=8, height=6, spp=1)
+from raytrace.image import read_rgb_image
+from raytrace.kernels import borrow
+scene = raytrace.load_scene(sys.argv[1])
+for integrator in ("whitted", "path"):
+    raytrace.render(scene, integrator=integrator, width=8, height=6, spp=1)
+for pixels in (np.full((2, 2, 3), 7, np.uint8), np.full((2, 2), 7, np.uint16)):
+    iio.imwrite(sys.argv[2], pixels)
+    read_rgb_image(sys.argv[2])
+if borrow.BorrowedArray is not None:
+    from numba import types
+    pickle.dumps(borrow.BorrowedArray(types.float64, 1, "C"))
 keys._keys.clear()
 keys._modules.clear()
-print(first, keys.function_key(w.whitted_rows.py_func))
+after = digests()
+print(json.dumps({"first": first, "again": row_keys(),
+                  "changed": [name for name in before if after.get(name) != before[name]]}))
 """
 
 
-def test_a_kernels_key_does_not_depend_on_what_the_process_did_before():
-    """The Whitted row kernel's key looked up before and after a render (whose thread
-    pools are module state) is the same: the shipped bundle, made by renders through the
-    command line, is found by a program that imports the kernels first."""
+def test_a_kernels_key_does_not_depend_on_what_the_process_did_before(tmp_path):
+    """The row kernels' keys, and the digest of every package module, looked up before
+    and after what a process does (renders, whose thread pools are module state; image
+    reads; a pickled Numba type) are the same: the shipped bundle, made by renders
+    through the command line, is found by a program that imports the kernels first, and
+    by a test worker whatever tests ran before. (Before this held for module digests, a
+    decode table named like a constant and copyreg's mark on a pickled type made the
+    bundle look stale to the worker that ran tests in another order.)"""
+    import json
     import subprocess
     repo = pathlib.Path(__file__).resolve().parents[1]
-    r = subprocess.run([sys.executable, "-c", KEY_AFTER_A_RENDER, str(repo / "scenes" / "spheres.json")],
-                       capture_output=True, text=True, timeout=900, cwd=repo)
+    r = subprocess.run([sys.executable, "-c", KEY_AFTER_A_RENDER, str(repo / "scenes" / "spheres.json"),
+                        str(tmp_path / "tex.png")], capture_output=True, text=True, timeout=900, cwd=repo)
     assert r.returncode == 0, r.stderr[-3000:]
-    first, again = r.stdout.split()
-    assert first == again
+    out = json.loads(r.stdout.splitlines()[-1])
+    assert out["changed"] == []
+    assert out["first"] == out["again"]
+
+
+def test_a_class_pickled_keeps_its_modules_digest(package):
+    """copyreg's ``__slotnames__`` on a class whose instance was pickled is not content.
+    Control: a method edited in the same class changes the digest."""
+    import pickle
+    cls = "\nclass Shape:\n    SIDES = 3\n\n    def area(self):\n        return 1.0\n"
+    package(leaf=LEAF + cls)
+    leaf = sys.modules["kt.leaf"]
+    before = keys.module_digest(leaf)
+    pickle.dumps(leaf.Shape())
+    assert "__slotnames__" in vars(leaf.Shape)      # what Python does (else: nothing to test)
+    keys._modules.clear()
+    assert keys.module_digest(leaf) == before
+    package(leaf=LEAF + cls.replace("return 1.0", "return 2.0"))
+    assert keys.module_digest(sys.modules["kt.leaf"]) != before
 
 
 def test_every_kernel_is_cached_by_its_dependency_key():
@@ -187,3 +238,41 @@ def test_the_parallel_schedule_keeps_callers_with_callees_and_balances_sizes():
     assert shares[0].index("a") < shares[0].index("b") if "a" in shares[0] else True   # callees first
     assert parallel.schedule(entries, {"f"}, workers=4) == [["f"]]
     assert parallel.schedule(entries, set(), workers=2) == []
+
+
+_STATE_MAKERS = ("dict", "list", "set", "defaultdict", "OrderedDict", "WeakKeyDictionary",
+                 "WeakValueDictionary", "deque")
+
+
+def _run_time_state_named_as_constants(source):
+    """Module-level names in UPPER_CASE bound to an empty container (a cache a process
+    fills): [(line, name)]."""
+    import ast
+    found = []
+    for node in ast.parse(source).body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        value = getattr(node, "value", None)
+        maker = getattr(getattr(value, "func", None), "id", getattr(getattr(value, "func", None), "attr", None))
+        empty = (isinstance(value, ast.Dict) and not value.keys) \
+            or (isinstance(value, (ast.List, ast.Set)) and not value.elts) \
+            or (isinstance(value, ast.Call) and maker in _STATE_MAKERS
+                and (maker == "defaultdict" or not (value.args or value.keywords)))
+        for target in targets:
+            name = getattr(target, "id", None)
+            if empty and name and name.strip("_").isupper():
+                found.append((node.lineno, name))
+    return found
+
+
+def test_run_time_state_is_named_in_lower_case():
+    """Module digests (the keys of overloads' callers) take UPPER_CASE values as content
+    and leave lower-case state out: a cache named like a constant would make every key
+    depend on what the process did before. Control: such a line is found."""
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    assert _run_time_state_named_as_constants("_TABLES = {}\nLIMITS = (1, 2)\n_seen = set()\nQ = deque()\n") == \
+        [(1, "_TABLES"), (4, "Q")]
+    offenders = [f"{path.relative_to(repo)}:{line}: {name}"
+                 for path in sorted((repo / "raytrace").rglob("*.py"))
+                 for line, name in _run_time_state_named_as_constants(path.read_text())]
+    assert offenders == []

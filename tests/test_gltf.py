@@ -10,6 +10,7 @@ small files written here with ``gltf_builder``.
 import base64
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from raytrace.errors import SceneError
 from raytrace.layout import (M_ALPHA, M_COLOR, M_IOR, M_TEX, M_TYPE, MAT_CONDUCTOR, MAT_DIELECTRIC,
                              MAT_DIFFUSE, MAT_ROUGH_CONDUCTOR)
 from raytrace.scene.build import build_geometry
-from raytrace.scene.gltf import direct_scene, load_gltf
+from raytrace.scene.gltf import GltfWarning, direct_scene, load_gltf
 from raytrace.scene.validate import validate_scene
 from raytrace.textures import texture_rgb
 
@@ -417,11 +418,22 @@ def animated_model(path):
     return g.save(path)
 
 
+IGNORED_WEIGHTS = r"a\.glb: a weights channel animates a node without morph targets; ignored \(animations\[0\]\.channels\[4\]\)"
+
+
+def load_animated(path, **kwargs):
+    """load_gltf of :func:`animated_model` with an animation: its weights channel warns."""
+    with pytest.warns(GltfWarning, match=IGNORED_WEIGHTS):
+        return load_gltf(path, **kwargs)
+
+
 def test_animation_channels_sampled_by_hand(tmp_path):
     path = animated_model(tmp_path / "a.glb")
-    still = load_gltf(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # no animation: nothing to warn about
+        still = load_gltf(path)
     np.testing.assert_allclose(still.placements[1].matrix[:3, 3], [0, 0, 7])
-    gs = load_gltf(path, animation="move", time=0.5)
+    gs = load_animated(path, animation="move", time=0.5)
     m0, m1 = gs.placements[0].matrix, gs.placements[1].matrix
     np.testing.assert_allclose(m0[:3, 3], [1, 0, 0], atol=1e-12)           # a quarter of the way
     c, s = math.cos(math.radians(22.5)), math.sin(math.radians(22.5))       # slerp: a quarter of 90
@@ -430,18 +442,19 @@ def test_animation_channels_sampled_by_hand(tmp_path):
     # 3u^2 - 2u^3 = 0.15625 of the way -> y = 0.625 (and its own z of 7 is replaced)
     local = np.linalg.inv(m0) @ m1
     np.testing.assert_allclose(local, [[1, 0, 0, 0], [0, 1, 0, 0.625], [0, 0, 1, 0], [0, 0, 0, 1]], atol=1e-12)
-    later = load_gltf(path, animation=0, time=1.5)
+    later = load_animated(path, animation=0, time=1.5)
     local = np.linalg.inv(later.placements[0].matrix) @ later.placements[1].matrix
     np.testing.assert_allclose(np.diag(local)[:3], [3, 3, 3], atol=1e-12)  # STEP: 3 from t = 1
-    looped = load_gltf(path, animation=0, time=2.5, loop=True)
+    looped = load_animated(path, animation=0, time=2.5, loop=True)
     np.testing.assert_allclose(looped.placements[0].matrix, gs.placements[0].matrix, atol=1e-12)
-    clamped = load_gltf(path, animation=0, time=9.0)
+    clamped = load_animated(path, animation=0, time=9.0)
     np.testing.assert_allclose(clamped.placements[0].matrix[:3, 3], [4, 0, 0])
 
 
 def test_animated_scene_object(tmp_path):
     animated_model(tmp_path / "a.glb")
-    geo = geometry([{"type": "gltf", "file": "a.glb", "animation": "move", "time": 2.0}], tmp_path)
+    with pytest.warns(GltfWarning, match=IGNORED_WEIGHTS):
+        geo = geometry([{"type": "gltf", "file": "a.glb", "animation": "move", "time": 2.0}], tmp_path)
     corners = placed(geo)[0][:2]                                            # the first quad
     np.testing.assert_allclose(corners.reshape(-1, 3).mean(axis=0), [4, 0, 0], atol=1e-9)
     with pytest.raises(SceneError, match=r"objects\[0\]\.animation: a\.glb has no animation named 'jump'"):

@@ -278,6 +278,24 @@ def test_highlight_empty_name_alone_is_refused(tmp_path, capsys):
             ["--highlight"], ["--highlight"], "empty alone")
 
 
+@pytest.mark.parametrize("name", ["", "  "])
+def test_highlight_empty_name_is_refused_before_the_scene_loads(tmp_path, capsys, monkeypatch, name):
+    """An empty name needs no scene: refused before loading (and before any kernel could
+    compile on the way, whose notices would make the message more than one line).
+    Control: a name that is not empty reaches the loader."""
+    import raytrace.loading
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the scene was loaded")
+
+    monkeypatch.setattr(raytrace.loading, "load_scene", no_load)
+    path = write_scene(tmp_path, SCENE)
+    refused(capsys, tmp_path, ["render", path, "-o", tmp_path / "o.png", "--view", "highlight",
+                               "--highlight", name], ["--highlight"], ["--highlight"], "empty, unloaded")
+    control = run_main(cli.main, ["render", path, "-o", tmp_path / "o.png", "--highlight", "ball"], capsys)
+    assert "the scene was loaded" in control.err, control.err
+
+
 def test_highlight_unknown_name_is_refused_before_the_id_render(tmp_path, capsys, monkeypatch):
     import raytrace.views
 

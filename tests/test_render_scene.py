@@ -143,8 +143,8 @@ def test_files_of_a_model_the_reader_keeps_in_memory(scene, names):
     from raytrace.scene import gltf
     from raytrace.scene.objects import skinning
     path = REPO / "scenes" / scene
-    gltf._CACHE.clear()
-    skinning._CACHE.clear()
+    gltf._cache.clear()
+    skinning._cache.clear()
     first = raytrace.load_scene(path).files                     # read from the files
     second = raytrace.load_scene(path).files                    # from the readers' memory
     assert [p.name for p in first] == names and second == first

@@ -240,6 +240,12 @@ def _own_digest(module):
     return digest
 
 
+# a class's attributes that are not its content: Python's own, and ``__slotnames__``, which
+# ``copyreg`` adds to a class the first time one of its instances is pickled (a Numba type,
+# when a signature is saved to the cache or sent to a worker: run-time state again)
+_NOT_CLASS_CONTENT = ("__dict__", "__weakref__", "__doc__", "__module__", "__slotnames__")
+
+
 def _is_code(value):
     """Whether a module member is code: a function, a jitted function, an intrinsic or a
     class (what a lower-case name may contribute to its module's digest)."""
@@ -262,7 +268,7 @@ def _feed_member(h, value, module_name):
             return
         h.update(f"class {value.__qualname__}{[b.__qualname__ for b in value.__mro__]!r}".encode())
         for attr, member in sorted(vars(value).items(), key=lambda kv: kv[0]):
-            if attr not in ("__dict__", "__weakref__", "__doc__", "__module__"):
+            if attr not in _NOT_CLASS_CONTENT:
                 h.update(f".{attr}=".encode())
                 _feed_member(h, getattr(member, "__func__", member), module_name)
         return

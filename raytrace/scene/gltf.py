@@ -866,19 +866,19 @@ def load_gltf(path, scene=None, animation=None, time=0.0, loop=False):
         key = (str(path), st.st_size, st.st_mtime_ns, scene, animation, float(time), bool(loop))
     except OSError:
         key = None
-    if key is not None and _CACHE.get("key") == key:
-        for p in _CACHE["files"]:
+    if key is not None and _cache.get("key") == key:
+        for p in _cache["files"]:
             note(p)
-        return _CACHE["scene"]
+        return _cache["scene"]
     with recording() as read:
         result = _load(path, scene, animation, time, loop)
     if key is not None:
-        _CACHE.clear()
-        _CACHE.update(key=key, scene=result, files=read.paths)
+        _cache.clear()
+        _cache.update(key=key, scene=result, files=read.paths)
     return result
 
 
-_CACHE = {}
+_cache = {}
 
 
 def _load(path, scene, animation, time, loop):

@@ -70,7 +70,7 @@ PROPERTIES = {
     "smooth": {"type": "boolean"},
 }
 
-_CACHE = {}
+_cache = {}
 _FACTORY_KEYS = ("grid", "size", "layout", "center", "pin", "mass", "stiffness",
                  "shear_stiffness", "flex_stiffness", "damping", "drag", "gravity", "wind",
                  "wind_coeff")
@@ -96,7 +96,7 @@ def simulation_key(obj):
 
 
 # Simulations given by provide_states (raytrace.animation): key -> positions at every step
-_PROVIDED = {}
+_provided = {}
 MAX_PROVIDED = 8
 
 
@@ -108,15 +108,15 @@ def provide_states(obj, positions):
     simulated: exactly the state after ``T / dt`` steps when that is a whole number (to
     1e-9), else the linear blend of the two states around ``T``."""
     key = simulation_key(obj)
-    _PROVIDED.pop(key, None)
-    _PROVIDED[key] = np.asarray(positions, np.float64)
-    while len(_PROVIDED) > MAX_PROVIDED:
-        _PROVIDED.pop(next(iter(_PROVIDED)))
+    _provided.pop(key, None)
+    _provided[key] = np.asarray(positions, np.float64)
+    while len(_provided) > MAX_PROVIDED:
+        _provided.pop(next(iter(_provided)))
 
 
 def _provided_mesh(obj):
     """``(vertices, faces, normals)`` at ``T`` from provided states, or None."""
-    positions = _PROVIDED.get(simulation_key(obj))
+    positions = _provided.get(simulation_key(obj))
     if positions is None:
         return None
     u = obj.get("T", DEFAULT_T) / obj.get("dt", DEFAULT_DT)
@@ -156,9 +156,9 @@ def build_cloth(obj, where, scene_dir):
         return vertices, faces, (normals if obj.get("smooth", True) else None)
     key = json.dumps({k: v for k, v in obj.items()
                       if k not in ("type", "material", "transform", "name")}, sort_keys=True)
-    if key not in _CACHE:
+    if key not in _cache:
         try:
-            _CACHE[key] = simulate_cloth(obj)
+            _cache[key] = simulate_cloth(obj)
         except UnstableSimulationError as exc:
             raise SceneError(f"{where}.dt", exc.message) from None
         except ParticlesError as exc:
@@ -169,9 +169,9 @@ def build_cloth(obj, where, scene_dir):
             if exc.where in PROPERTIES:
                 raise SceneError(f"{where}.{exc.where}", exc.message) from None
             raise SceneError(where, str(exc)) from None
-        if len(_CACHE) > 8:
-            _CACHE.pop(next(iter(_CACHE)))
-    vertices, faces, normals = _CACHE[key]
+        if len(_cache) > 8:
+            _cache.pop(next(iter(_cache)))
+    vertices, faces, normals = _cache[key]
     return vertices.copy(), faces.copy(), (normals.copy() if obj.get("smooth", True) else None)
 
 

@@ -22,7 +22,7 @@ import skinning
 from skinning.errors import SkinningError, SkinningFileError
 
 _FILE_KEYS = ("skel", "attach", "obj", "gltf")
-_CACHE = {}
+_cache = {}
 
 
 def _path(obj, key, where, scene_dir):
@@ -50,10 +50,10 @@ def _load_model(obj, where, scene_dir):
     normalize = bool(obj.get("normalize_weights", False))
     key = (tuple((k, str(p), p.stat().st_mtime_ns) for k, p in paths.items()),
            obj.get("skin"), obj.get("node"), normalize)
-    if key in _CACHE:
-        for p in _CACHE[key][1]:           # the files the cached model was read from (a scene's files)
+    if key in _cache:
+        for p in _cache[key][1]:           # the files the cached model was read from (a scene's files)
             note(p)
-        return _CACHE[key][0]
+        return _cache[key][0]
     with recording() as read:
         try:
             if "gltf" in paths:
@@ -69,8 +69,8 @@ def _load_model(obj, where, scene_dir):
                           if isinstance(e, SkinningFileError) and e.path
                           and pathlib.Path(e.path).resolve() == p), next(iter(paths)))
             raise SceneError(f"{where}.{field}", str(e)) from None
-    _CACHE.clear()                           # keep one model: scenes rarely hold more
-    _CACHE[key] = (model, read.paths)
+    _cache.clear()                           # keep one model: scenes rarely hold more
+    _cache[key] = (model, read.paths)
     return model
 
 
