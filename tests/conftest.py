@@ -46,6 +46,23 @@ def viewers():
         v.kill()
 
 
+@pytest.fixture(autouse=True)
+def _keys_of_patched_code_forgotten(request):
+    """A test that monkeypatches a module of the package (``simd.probe_expected``, a
+    kernel module's ``render_pass``) and renders meanwhile memoises dependency keys of
+    the patched code (``raytrace/jit/keys.py``). Once the patch is undone (this
+    fixture's teardown comes after monkeypatch's) those memos are forgotten, so the next
+    test looks its kernels up by the code as it is: a key that depended on an earlier
+    test made a worker find the shipped kernels stale and compile in a test. What a
+    process does without patching is checked in tests/test_compile_keys.py."""
+    yield
+    import sys
+    keys = sys.modules.get("raytrace.jit.keys")
+    if keys is not None and "monkeypatch" in request.fixturenames:
+        keys._keys.clear()
+        keys._modules.clear()
+
+
 # the render_regression fixture (also registered by the package's pytest11 entry point
 # under this same name, so loading it twice is harmless)
 pytest_plugins = ["raytrace.grade.pytest_plugin"]

@@ -276,3 +276,29 @@ def test_run_time_state_is_named_in_lower_case():
                  for path in sorted((repo / "raytrace").rglob("*.py"))
                  for line, name in _run_time_state_named_as_constants(path.read_text())]
     assert offenders == []
+
+
+_PATCHED_KEYS = []
+
+
+def test_a_key_looked_up_while_a_module_is_patched_is_the_patched_codes(monkeypatch):
+    """What the conftest's ``_keys_of_patched_code_forgotten`` is for: the path row
+    kernel's key, looked up while ``simd.probe_expected`` is patched (as
+    tests/test_simd.py does), is not the real one. The next test checks it is forgotten."""
+    from raytrace.accel import simd
+    from raytrace.kernels.path import path_rows
+    real = keys.function_key(path_rows.py_func)
+    keys._keys.clear()
+    keys._modules.clear()
+    monkeypatch.setattr(simd, "probe_expected", lambda: ())
+    patched = keys.function_key(path_rows.py_func)
+    assert patched != real
+    _PATCHED_KEYS.append((real, patched))
+
+
+def test_keys_of_patched_code_are_forgotten_after_the_test():
+    if not _PATCHED_KEYS:
+        pytest.skip("needs the test above to run first, in this process")
+    from raytrace.kernels.path import path_rows
+    real, patched = _PATCHED_KEYS[0]
+    assert keys.function_key(path_rows.py_func) == real != patched
