@@ -286,7 +286,7 @@ def _render(args):
         outputs.add(args.variance, "--variance", FLOAT_FORMATS, "float image")
     aov_names, aov_plan, denoiser = _check_film_options(args, outputs)
     if args.highlight is not None:
-        check_highlight(args.highlight)         # the name against the scene: after loading
+        check_highlight(args.highlight)    # an empty name needs no scene (a name it lacks: after loading)
     # the options are fine: now the renderer and its kernels (Numba)
     from . import renderer as rmod
     from .jit import warmup
