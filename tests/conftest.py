@@ -59,8 +59,7 @@ def _keys_of_patched_code_forgotten(request):
     import sys
     keys = sys.modules.get("raytrace.jit.keys")
     if keys is not None and "monkeypatch" in request.fixturenames:
-        keys._keys.clear()
-        keys._modules.clear()
+        keys.forget()
 
 
 # the render_regression fixture (also registered by the package's pytest11 entry point

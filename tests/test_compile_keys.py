@@ -159,8 +159,7 @@ for pixels in (np.full((2, 2, 3), 7, np.uint8), np.full((2, 2), 7, np.uint16)):
 if borrow.BorrowedArray is not None:
     from numba import types
     pickle.dumps(borrow.BorrowedArray(types.float64, 1, "C"))
-keys._keys.clear()
-keys._modules.clear()
+keys.forget()
 after = digests()
 print(json.dumps({"first": first, "again": row_keys(),
                   "changed": [name for name in before if after.get(name) != before[name]]}))
@@ -288,8 +287,7 @@ def test_a_key_looked_up_while_a_module_is_patched_is_the_patched_codes(monkeypa
     from raytrace.accel import simd
     from raytrace.kernels.path import path_rows
     real = keys.function_key(path_rows.py_func)
-    keys._keys.clear()
-    keys._modules.clear()
+    keys.forget()
     monkeypatch.setattr(simd, "probe_expected", lambda: ())
     patched = keys.function_key(path_rows.py_func)
     assert patched != real

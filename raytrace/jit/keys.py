@@ -60,6 +60,13 @@ def salt():
     return _salt[0]
 
 
+def forget():
+    """Drop every memoised key and module digest: the next lookups compute them from the
+    code as it is loaded now (after a test undid a patch of a package module)."""
+    _keys.clear()
+    _modules.clear()
+
+
 def function_key(py_func):
     """The key (64 hex digits) of the jitted function whose Python function is ``py_func``."""
     key = _keys.get(py_func)
